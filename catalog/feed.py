@@ -1,0 +1,81 @@
+"""Materializing the feed (DESIGN.md contract 2): list and detail bodies rebuilt when the catalog changes."""
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from catalog import documents
+from catalog.entries import dumps, iter_entries, quoted_hash, rfc3339, summary_of
+from catalog.models import App, FeedDocument
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FeedBuild:
+    changed: bool
+    count: int
+    details_written: int = 0
+    details_removed: int = 0
+
+
+def build_feed(*, now: datetime | None = None) -> FeedBuild:
+    """Rebuild the stored list and detail bodies from the catalog.
+
+    A list whose content has not changed keeps its stored body, so its ETag
+    and generated_at stay put. A catalog with no connectable app never
+    replaces the last good list: the feed keeps serving it rather than
+    answer 200 with an empty list.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        documents.lock_builds()
+        entries = list(iter_entries(now))
+        _store_ranks(entries)
+        if not entries:
+            logger.error("catalog feed build found no connectable app; keeping the last good feed")
+            return FeedBuild(changed=False, count=0)
+        list_etag = quoted_hash(*(entry["etag"].encode() for entry in entries))
+        stored = FeedDocument.objects.filter(key=documents.LIST_KEY).values_list("etag", flat=True).first()
+        if stored == list_etag:
+            return FeedBuild(changed=False, count=len(entries))
+        written, removed = _store_details(entries, now)
+        body = dumps({"generated_at": rfc3339(now), "count": len(entries), "apps": [summary_of(e) for e in entries]})
+        slugs = [entry["slug"] for entry in entries]
+        documents.save_documents([documents.make_document(documents.LIST_KEY, body, list_etag, now, slugs)])
+    logger.info("catalog feed rebuilt: %d apps, %d details written, %d removed", len(entries), written, removed)
+    return FeedBuild(changed=True, count=len(entries), details_written=written, details_removed=removed)
+
+
+def _store_details(entries: list[dict], now: datetime) -> tuple[int, int]:
+    previous = documents.stored_detail_etags()
+    changed = [
+        documents.make_document(documents.detail_key(e["slug"]), dumps(e), e["etag"], now)
+        for e in entries
+        if previous.get(documents.detail_key(e["slug"])) != e["etag"]
+    ]
+    documents.save_documents(changed)
+    gone = set(previous) - {documents.detail_key(e["slug"]) for e in entries}
+    FeedDocument.objects.filter(key__in=gone).delete()
+    return len(changed), len(gone)
+
+
+def _store_ranks(entries: list[dict]) -> None:
+    """Copy tier and sort_order onto the apps, for staff filters in admin; apps out of the feed get none."""
+    ranks = {e["slug"]: (e["tier"], e["sort_order"]) for e in entries}
+    stale = []
+    for app in App.objects.only("id", "slug", "tier", "sort_order"):
+        tier, sort_order = ranks.get(app.slug, ("", None))
+        if (app.tier, app.sort_order) != (tier, sort_order):
+            app.tier, app.sort_order = tier, sort_order
+            stale.append(app)
+    App.objects.bulk_update(stale, ["tier", "sort_order"], batch_size=1000)
+
+
+def schedule_feed_rebuild() -> None:
+    """Rebuild the feed in a worker once the current transaction commits."""
+    from catalog.tasks import rebuild_feed  # tasks import this module
+
+    transaction.on_commit(rebuild_feed.delay)

@@ -1,0 +1,76 @@
+"""HTTP responses of the feed: stored documents with conditional GET, and each error of SPEC 7.1."""
+import re
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.cache import get_conditional_response, patch_vary_headers
+
+from catalog.serving import Document, Logo
+
+FEED_CACHE = "public, max-age=300, stale-while-revalidate=3600"
+LOGO_CACHE = "public, max-age=86400, immutable"
+BULK_CACHE = "public, max-age=3600"
+JSON = "application/json"
+
+_CODING = re.compile(r"^\s*([\w*-]+)\s*(?:;\s*q\s*=\s*([0-9.]+))?\s*$")
+
+
+def accepts_gzip(request: HttpRequest) -> bool:
+    """Whether Accept-Encoding admits gzip, honouring q=0 and the * wildcard (RFC 9110 12.5.3)."""
+    header = request.META.get("HTTP_ACCEPT_ENCODING", "")
+    weights = {}
+    for part in header.split(","):
+        match = _CODING.match(part)
+        if match:
+            try:
+                weights[match[1].lower()] = float(match[2]) if match[2] else 1.0
+            except ValueError:
+                continue
+    weight = weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0)))
+    return weight > 0
+
+
+def document_response(request: HttpRequest, document: Document, cache_control: str) -> HttpResponse:
+    """The stored body (gzip when accepted), or 304 when If-None-Match matches its ETag."""
+    if accepts_gzip(request):
+        response = HttpResponse(document.gzip_body, content_type=JSON)
+        response["Content-Encoding"] = "gzip"
+        # The compressed bytes are another representation: another validator.
+        response["ETag"] = document.etag[:-1] + '-gzip"'
+    else:
+        response = HttpResponse(document.body, content_type=JSON)
+        response["ETag"] = document.etag
+    response["Cache-Control"] = cache_control
+    patch_vary_headers(response, ["Accept-Encoding"])
+    return get_conditional_response(request, etag=response["ETag"], response=response)
+
+
+def logo_response(request: HttpRequest, logo: Logo) -> HttpResponse:
+    response = HttpResponse(logo.content, content_type=logo.content_type)
+    response["ETag"] = logo.etag
+    response["Cache-Control"] = LOGO_CACHE
+    # Uploaded SVG could carry script; opened directly it must not run as our origin.
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+    return get_conditional_response(request, etag=logo.etag, response=response)
+
+
+def not_found() -> HttpResponse:
+    return HttpResponse(status=404)
+
+
+def method_not_allowed() -> HttpResponse:
+    response = HttpResponse("method not allowed", status=405, content_type="text/plain")
+    response["Allow"] = "GET, HEAD"
+    return response
+
+
+def rate_limit_exceeded(retry_after: int) -> HttpResponse:
+    response = HttpResponse("rate limit exceeded", status=429, content_type="text/plain")
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
+def feed_unavailable(retry_after: int) -> HttpResponse:
+    response = JsonResponse({"error": "the catalog feed is temporarily unavailable"}, status=503)
+    response["Retry-After"] = str(retry_after)
+    response["Cache-Control"] = "no-store"
+    return response

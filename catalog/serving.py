@@ -1,0 +1,140 @@
+"""Stored feed documents served from process memory, reloaded when a newer build is committed.
+
+Each web process asks the database at most once every
+FEED_VERSION_CHECK_SECONDS which list and bulk are current, and otherwise
+answers from memory. When the database cannot be read, the last good copy
+held in memory keeps being served; without one the feed answers 503.
+"""
+import logging
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+from django.conf import settings
+from django.db import DatabaseError
+
+from catalog import documents
+from catalog.entries import quoted_hash
+from catalog.exceptions import FeedUnavailable
+from catalog.models import App, FeedDocument
+
+logger = logging.getLogger(__name__)
+
+RETRY_SOON = 60  # the catalog could not be read: a passing fault
+RETRY_LATER = 300  # the bulk artifact is missing or stale until the next build
+
+
+class Document(NamedTuple):
+    body: bytes
+    gzip_body: bytes
+    etag: str
+    slugs: frozenset
+
+
+class Logo(NamedTuple):
+    content: bytes
+    content_type: str
+    etag: str
+
+
+class _Memo:
+    def __init__(self):
+        self.version = None
+        self.checked_at = float("-inf")
+        self.fresh: dict = {}
+        self.last_good: dict = {}
+
+
+_memo = _Memo()
+
+
+def reset() -> None:
+    """Forget everything held in memory (tests, and after a restore)."""
+    global _memo
+    _memo = _Memo()
+
+
+def list_document() -> Document:
+    document = _load(documents.LIST_KEY, lambda: _read_document(documents.LIST_KEY))
+    if document is None:
+        raise FeedUnavailable(RETRY_SOON)
+    return document
+
+
+def detail_document(slug: str) -> Document | None:
+    """The app's entry, or None when the app is not in the feed."""
+    if slug not in list_document().slugs:
+        return None
+    key = documents.detail_key(slug)
+    document = _load(key, lambda: _read_document(key))
+    if document is None:  # list and details are written together; a gap means a damaged store
+        raise FeedUnavailable(RETRY_SOON)
+    return document
+
+
+def bulk_document() -> Document:
+    """The daily artifact; 503 before the first build and while it lists an app the feed has dropped."""
+    document = _load(documents.BULK_KEY, lambda: _read_document(documents.BULK_KEY))
+    if document is None or not document.slugs <= list_document().slugs:
+        raise FeedUnavailable(RETRY_LATER)
+    return document
+
+
+def logo(slug: str) -> Logo | None:
+    """The app's icon, or None when the app is not in the feed or has none."""
+    if slug not in list_document().slugs:
+        return None
+    return _load("logo:" + slug, lambda: _read_logo(slug))
+
+
+def _read_document(key: str) -> Document | None:
+    row = FeedDocument.objects.filter(key=key).values_list("body", "gzip_body", "etag", "slugs").first()
+    if row is None:
+        return None
+    body, gzip_body, etag, slugs = row
+    return Document(bytes(body), bytes(gzip_body), etag, frozenset(slugs))
+
+
+def _read_logo(slug: str) -> Logo | None:
+    row = App.objects.filter(slug=slug).values_list("logo", "logo_content_type").first()
+    if row is None or not row[0]:
+        return None
+    content = bytes(row[0])
+    return Logo(content, row[1] or "application/octet-stream", quoted_hash(content))
+
+
+def _refresh() -> None:
+    now = time.monotonic()
+    if now - _memo.checked_at < settings.FEED_VERSION_CHECK_SECONDS:
+        return
+    _memo.checked_at = now
+    try:
+        version = tuple(
+            FeedDocument.objects.filter(key__in=[documents.LIST_KEY, documents.BULK_KEY])
+            .order_by("key")
+            .values_list("key", "etag")
+        )
+    except DatabaseError:
+        logger.warning("catalog feed: cannot read the current version; serving what is in memory", exc_info=True)
+        return
+    if version != _memo.version:
+        _memo.last_good.update(_memo.fresh)
+        _memo.fresh = {}
+        _memo.version = version
+
+
+def _load(key: str, read: Callable):
+    _refresh()
+    try:
+        return _memo.fresh[key]
+    except KeyError:
+        pass
+    try:
+        value = read()
+    except DatabaseError:
+        logger.warning("catalog feed: cannot read %s; serving the last good copy if any", key, exc_info=True)
+        if _memo.last_good.get(key) is not None:
+            return _memo.last_good[key]
+        raise FeedUnavailable(RETRY_SOON) from None
+    _memo.fresh[key] = value
+    return value

@@ -1,0 +1,91 @@
+"""Views of the catalog feed (SPEC 4.1): thin wrappers around catalog.serving."""
+import functools
+import re
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from catalog import openapi, ratelimits, responses, serving
+from catalog.exceptions import FeedUnavailable
+from catalog.models import SLUG_PATTERN
+
+_SLUG = re.compile(SLUG_PATTERN)
+_EXPOSED = "ETag, Retry-After, RateLimit, RateLimit-Policy"
+
+
+def feed_route(policy: str | None):
+    """The HTTP contract every feed route shares.
+
+    GET and HEAD only (405 otherwise), the rate limit of `policy`, 503 for
+    FeedUnavailable, open CORS on every response including errors and 304,
+    and HEAD answered with the GET headers and no body.
+    """
+
+    def decorator(view):
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            usage = None
+            if request.method not in ("GET", "HEAD"):
+                response = responses.method_not_allowed()
+            elif policy and (usage := ratelimits.consume(request, policy)) and usage.exceeded:
+                response = responses.rate_limit_exceeded(usage.reset)
+            else:
+                try:
+                    response = view(request, *args, **kwargs)
+                except FeedUnavailable as error:
+                    response = responses.feed_unavailable(error.retry_after)
+            if usage:
+                for header, value in usage.headers().items():
+                    response[header] = value
+            response["Access-Control-Allow-Origin"] = "*"
+            response["Access-Control-Expose-Headers"] = _EXPOSED
+            if request.method == "HEAD" and response.content:
+                response["Content-Length"] = str(len(response.content))
+                response.content = b""
+            return response
+
+        return csrf_exempt(wrapper)
+
+    return decorator
+
+
+def _valid(slug: str) -> bool:
+    return len(slug) <= 64 and _SLUG.fullmatch(slug) is not None
+
+
+@feed_route("list")
+def app_list(request: HttpRequest) -> HttpResponse:
+    return responses.document_response(request, serving.list_document(), responses.FEED_CACHE)
+
+
+@feed_route("list")
+def app_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    document = serving.detail_document(slug) if _valid(slug) else None
+    if document is None:
+        return responses.not_found()
+    return responses.document_response(request, document, responses.FEED_CACHE)
+
+
+@feed_route("logo")
+def app_logo(request: HttpRequest, slug: str) -> HttpResponse:
+    logo = serving.logo(slug) if _valid(slug) else None
+    if logo is None:
+        return responses.not_found()
+    return responses.logo_response(request, logo)
+
+
+@feed_route("bulk")
+def bulk(request: HttpRequest) -> HttpResponse:
+    return responses.document_response(request, serving.bulk_document(), responses.BULK_CACHE)
+
+
+@feed_route(None)
+def openapi_document(request: HttpRequest) -> HttpResponse:
+    response = JsonResponse(openapi.document())
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+@feed_route(None)
+def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
+    return responses.not_found()

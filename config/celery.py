@@ -1,0 +1,10 @@
+"""The Celery app; its settings are the CELERY_* names in config/settings.py."""
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("flowgate")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

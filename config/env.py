@@ -1,0 +1,65 @@
+"""Typed readers of environment variables that fail loudly with the variable's name."""
+import os
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default).strip()
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false, yes/no, on/off), got {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def env_list(name: str, default: list[str] | None = None) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return list(default or [])
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_url(name: str, default: str) -> str:
+    """An absolute http(s) URL without a trailing slash, path or query."""
+    raw = os.environ.get(name, default).strip().rstrip("/")
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ImproperlyConfigured(f"{name} must be an absolute http(s) URL such as https://app.example.com, got {raw!r}")
+    if parts.path or parts.query or parts.fragment:
+        raise ImproperlyConfigured(f"{name} must name only scheme, host and port, got {raw!r}")
+    return raw
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate such as 300/5m: a count per a number of s, m, h or d."""
+    import re
+
+    raw = os.environ.get(name, default).strip()
+    if not re.fullmatch(r"[1-9]\d*/[1-9]?\d*[smhd]", raw):
+        raise ImproperlyConfigured(f"{name} must be a rate such as 300/5m (count/[n]unit, unit s, m, h or d), got {raw!r}")
+    return raw

@@ -1,0 +1,263 @@
+"""Flowgate settings, every value read from the environment in this one module.
+
+`.env.example` lists every variable. With neither DATABASE_URL nor REDIS_URL
+set, the service runs on an embedded default (SQLite, a file-system Celery
+broker and a file cache) so it starts on a machine that has only Python.
+"""
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import dj_database_url
+from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("FLOWGATE_VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set SECRET_KEY to a long random string "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+            "or set DEBUG=1 for local development."
+        )
+    SECRET_KEY = "insecure-development-key-never-use-in-production"
+
+# The three public hosts (DESIGN.md "One project, three hosts").
+BASE_URL = env_url("BASE_URL", "http://localhost:8000")
+HOOKS_URL = env_url("HOOKS_URL", BASE_URL)
+MCP_URL = env_url("MCP_URL", BASE_URL)
+
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS",
+    sorted({urlsplit(url).hostname for url in (BASE_URL, HOOKS_URL, MCP_URL)}),
+)
+CSRF_TRUSTED_ORIGINS = [BASE_URL]
+
+# How many reverse proxies in front of the service append to X-Forwarded-For.
+# 0 means the client address is REMOTE_ADDR: the header is spoofable and is
+# never read unless an operator says how many proxies to trust.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
+if TRUSTED_PROXY_COUNT:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_ratelimit",
+    "catalog",
+    "automations",
+    "hooks",
+    "interfaces",
+    "mcp_auth",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.hosts.HostRoutingMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls.combined"
+# Public API paths have no trailing slash; redirecting them would hide typos.
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "config.wsgi.application"
+
+DATABASE_URL = env_str("DATABASE_URL")
+REDIS_URL = env_str("REDIS_URL")
+EMBEDDED = not DATABASE_URL and not REDIS_URL
+
+if DATABASE_URL:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL,
+            # Persistent connections: a new PostgreSQL connection per request
+            # costs more than the whole feed response.
+            conn_max_age=env_int("DB_CONN_MAX_AGE", 600, minimum=0),
+            conn_health_checks=True,
+        )
+    }
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "flowgate.sqlite3",
+            "OPTIONS": {
+                # Web, worker and beat share the file: WAL lets readers run
+                # beside one writer, IMMEDIATE avoids upgrade deadlocks.
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "flowgate",
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+            "KEY_PREFIX": "flowgate",
+        }
+    }
+
+SILENCED_SYSTEM_CHECKS = [
+    # Django's own RedisCache increments atomically (INCRBY); the check only
+    # knows django-redis by name.
+    "django_ratelimit.W001",
+]
+if not REDIS_URL:
+    # The embedded file cache is shared by all processes of one machine but
+    # its increments are not atomic: rate limits may let a few extra requests
+    # through under concurrency. Production sets REDIS_URL.
+    SILENCED_SYSTEM_CHECKS.append("django_ratelimit.E003")
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+SESSION_COOKIE_SECURE = BASE_URL.startswith("https://")
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# --- Catalog feed (SPEC 4.1, 8) -------------------------------------------
+CATALOG_RETIREMENT_DAYS = env_int("CATALOG_RETIREMENT_DAYS", 180, minimum=0)
+FEED_RATE_LIST = env_rate("FEED_RATE_LIST", "300/5m")
+FEED_RATE_LOGO = env_rate("FEED_RATE_LOGO", "1000/5m")
+FEED_RATE_BULK = env_rate("FEED_RATE_BULK", "10/h")
+RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", True)
+# How often a web process asks whether a newer feed was built. Bodies are
+# served from process memory between checks.
+FEED_VERSION_CHECK_SECONDS = env_int("FEED_VERSION_CHECK_SECONDS", 1, minimum=0)
+# Daily bulk rebuild time, UTC.
+CATALOG_BULK_HOUR = env_int("CATALOG_BULK_HOUR", 4, minimum=0)
+CATALOG_BULK_MINUTE = env_int("CATALOG_BULK_MINUTE", 0, minimum=0)
+
+# --- Celery ---------------------------------------------------------------
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Redis redelivers a message that was taken but not acknowledged after
+        # this many seconds. It must exceed the longest task (and any
+        # countdown), or a slow task would be handed to a second worker.
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=60),
+    }
+else:
+    # Server-less broker for the embedded default: messages are files that
+    # web, worker and beat on this one machine exchange through a folder.
+    _broker_dir = VAR_DIR / "broker"
+    for _sub in ("queue", "processed"):
+        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TIMEZONE = "UTC"
+CELERY_ENABLE_UTC = True
+# A task is acknowledged only when it has finished, so a worker that dies
+# mid-task leaves the message to be delivered again...
+CELERY_TASK_ACKS_LATE = True
+# ...including when the child process is killed (SIGKILL, out of memory):
+# without this, Celery acknowledges the lost task as failed.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# With late acks each prefetched message is one more that a crash delays;
+# one at a time keeps redelivery prompt and work evenly spread.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Results live in the database rows the tasks write; no result backend.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "catalog-build-bulk": {
+        "task": "catalog.build_bulk",
+        "schedule": crontab(hour=CATALOG_BULK_HOUR, minute=CATALOG_BULK_MINUTE),
+    },
+    "catalog-expire-retired": {
+        "task": "catalog.expire_retired_apps",
+        "schedule": crontab(minute=7),
+    },
+    # Edits enqueue a rebuild on commit; this catches any edit made where no
+    # worker was listening (a shell, a restored dump).
+    "catalog-rebuild-feed": {
+        "task": "catalog.rebuild_feed",
+        "schedule": crontab(minute="*/15"),
+    },
+}
+
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        # 4xx answers of public URLs are normal traffic, not warnings; 5xx still log.
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        "django.db.backends": {"level": "WARNING"},
+    },
+}

@@ -1,0 +1,1 @@
+"""URLconfs, one per public host role (see config/hosts.py)."""

@@ -1,0 +1,2 @@
+"""Routes of this app; the paths arrive with the issue that builds them."""
+urlpatterns: list = []
