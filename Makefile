@@ -1,0 +1,45 @@
+# The two commands of the README: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+WEB_BIND ?= 127.0.0.1:8000
+export WEB_BIND
+
+.PHONY: install run test migrate demo clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet ".[dev]"
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+# Starts web, worker and beat with the demo catalog. Without DATABASE_URL and
+# REDIS_URL it runs on the embedded default (SQLite, file broker and cache).
+# DEBUG defaults to on here so no SECRET_KEY is needed to try it out.
+run: export DEBUG ?= 1
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py load_demo
+	@DJANGO_SUPERUSER_PASSWORD=admin $(BIN)/python manage.py createsuperuser --noinput \
+		--username admin --email admin@example.com >/dev/null 2>&1 \
+		&& echo "created staff user admin (password: admin)" || true
+	@echo
+	@echo "Flowgate is starting on http://$(WEB_BIND)"
+	@echo "  catalog feed  http://$(WEB_BIND)/catalog/v1/apps"
+	@echo "  one app       http://$(WEB_BIND)/catalog/v1/apps/acorn-crm"
+	@echo "  bulk          http://$(WEB_BIND)/catalog/v1/bulk"
+	@echo "  OpenAPI       http://$(WEB_BIND)/catalog/v1/openapi.json"
+	@echo "  admin         http://$(WEB_BIND)/admin/  (admin / admin on a fresh demo)"
+	@echo
+	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/honcho start -f Procfile
+
+test: install
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) var staticfiles

@@ -1,0 +1,77 @@
+"""GET /catalog/v1/apps/{slug}: one entry with its triggers and actions, and every 404."""
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from catalog.entries import DETAIL_FIELDS
+from catalog.models import App
+from conftest import app_doc
+
+DETAIL_KEYS = set(DETAIL_FIELDS) - {"retired_at"}
+
+
+def test_it_returns_the_entry_with_operations(client, three_apps):
+    response = client.get("/catalog/v1/apps/alpha")
+    assert response.status_code == 200
+    entry = json.loads(response.content)
+    assert set(entry) == DETAIL_KEYS
+    assert entry["triggers"] == [{"name": "New Thing", "description": "When a thing appears."}]
+    assert entry["actions"] == [{"name": "Create Thing", "description": "Makes a thing."}]
+    assert response["ETag"] == entry["etag"]
+    assert response["Cache-Control"] == "public, max-age=300, stale-while-revalidate=3600"
+    assert response["Access-Control-Allow-Origin"] == "*"
+
+
+def test_detail_matches_the_list_summary(client, three_apps):
+    summary = json.loads(client.get("/catalog/v1/apps").content)["apps"][1]
+    detail = json.loads(client.get("/catalog/v1/apps/beta").content)
+    assert {k: v for k, v in detail.items() if k not in ("triggers", "actions")} == summary
+
+
+def test_it_answers_304_for_the_entry_etag(client, three_apps):
+    etag = json.loads(client.get("/catalog/v1/apps/alpha").content)["etag"]
+    response = client.get("/catalog/v1/apps/alpha", HTTP_IF_NONE_MATCH=etag)
+    assert response.status_code == 304
+    assert response.content == b""
+
+
+@pytest.mark.parametrize(
+    "slug", ["nope", "Alpha", "ALPHA", "alpha_", "al--pha", "-alpha", "alpha%20", "a" * 65, "alph%C3%A4"]
+)
+def test_unknown_and_invalid_slugs_get_404_with_no_body(client, three_apps, slug):
+    response = client.get(f"/catalog/v1/apps/{slug}")
+    assert response.status_code == 404
+    assert response.content == b""
+    assert response["Access-Control-Allow-Origin"] == "*"
+
+
+def test_unpublished_apps_are_not_in_the_feed(client, make_catalog):
+    make_catalog(app_doc("shown"), app_doc("draft", published=False))
+    assert client.get("/catalog/v1/apps/draft").status_code == 404
+    assert [a["slug"] for a in json.loads(client.get("/catalog/v1/apps").content)["apps"]] == ["shown"]
+
+
+def test_a_retired_app_stays_with_retired_at(client, make_catalog):
+    make_catalog(app_doc("kept"), app_doc("old", retired_at=(timezone.now() - timedelta(days=10)).isoformat()))
+    entry = json.loads(client.get("/catalog/v1/apps/old").content)
+    assert entry["retired"] is True
+    assert entry["retired_at"].endswith("Z")
+    assert set(entry) == DETAIL_KEYS | {"retired_at"}
+
+
+def test_paths_beside_the_routes_get_404(client, three_apps):
+    for path in ("/catalog/v1/", "/catalog/v1/apps/", "/catalog/v1/apps/alpha/", "/catalog/v1/apps/alpha/x", "/catalog/v1/nope"):
+        response = client.get(path)
+        assert response.status_code == 404, path
+        assert response.content == b""
+
+
+def test_an_app_deleted_after_the_build_leaves_on_the_next_build(client, three_apps):
+    from catalog.feed import build_feed
+
+    App.objects.filter(slug="beta").delete()
+    build_feed()
+    assert client.get("/catalog/v1/apps/beta").status_code == 404
+    assert client.get("/catalog/v1/apps/beta/logo").status_code == 404

@@ -1,0 +1,75 @@
+"""Fixtures shared by every suite: a clean cache and feed memory per test, catalog builders, personas."""
+import copy
+
+import pytest
+from django.core.cache import cache
+
+from catalog import serving
+
+
+@pytest.fixture(autouse=True)
+def _clean_state():
+    """Rate-limit counters live in the cache and feed bodies in process memory: no test sees another's."""
+    cache.clear()
+    serving.reset()
+    yield
+    serving.reset()
+
+
+def app_doc(slug: str, **fields) -> dict:
+    """One app of an import document, with one trigger and one action unless given."""
+    doc = {
+        "slug": slug,
+        "name": slug.replace("-", " ").title(),
+        "description": f"The {slug} app.",
+        "category": "CRM",
+        "auth_type": "oauth_v2",
+        "app_domain": f"{slug}.example",
+        "popularity": 100,
+        "auth_config": {"client_secret": f"secret-of-{slug}"},
+        "logo": {"content_type": "image/png", "base64": "iVBORw0KGgo="},
+        "triggers": [
+            {"key": "new_thing", "name": "New Thing", "description": "When a thing appears.",
+             "endpoint": f"https://internal.{slug}.example/hooks", "http_method": "POST",
+             "request_template": {"token": "{{internal}}"}, "delivery_mode": "self_registering"}
+        ],
+        "actions": [
+            {"key": "create_thing", "name": "Create Thing", "description": "Makes a thing.",
+             "endpoint": f"https://internal.{slug}.example/things", "http_method": "POST"}
+        ],
+    }
+    doc.update(fields)
+    return copy.deepcopy(doc)
+
+
+@pytest.fixture
+def make_catalog(db):
+    """Import apps (each a dict from app_doc) and build the feed; returns the import report."""
+    from catalog.feed import build_feed
+    from catalog.importer import import_catalog
+
+    def make(*apps: dict, build: bool = True):
+        report = import_catalog({"apps": list(apps)})
+        if build:
+            build_feed()
+        return report
+
+    return make
+
+
+@pytest.fixture
+def three_apps(make_catalog):
+    make_catalog(
+        app_doc("alpha", popularity=300),
+        app_doc("beta", popularity=200),
+        app_doc("gamma", popularity=0, logo=None, triggers=[], actions=[]),
+    )
+    return ["alpha", "beta", "gamma"]
+
+
+@pytest.fixture
+def staff_client(client, django_user_model):
+    """A signed-in staff member with every permission (the admin persona)."""
+    user = django_user_model.objects.create_superuser("staff", "staff@example.com", "pw-staff-123")
+    client.force_login(user)
+    return client
