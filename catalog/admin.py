@@ -10,6 +10,19 @@ from catalog.importer import LOGO_TYPES, MAX_LOGO_BYTES
 from catalog.models import App, Operation
 
 
+def _differs_from_stored(app: App) -> bool:
+    stored = App.objects.get(pk=app.pk)
+    for model_field in App._meta.concrete_fields:
+        if model_field.name in ("created_at", "updated_at"):
+            continue
+        new, old = getattr(app, model_field.attname), getattr(stored, model_field.attname)
+        if isinstance(new, memoryview) or isinstance(old, memoryview):
+            new, old = new and bytes(new), old and bytes(old)
+        if new != old:
+            return True
+    return False
+
+
 class OperationInline(admin.TabularInline):
     model = Operation
     extra = 0
@@ -86,12 +99,14 @@ class AppAdmin(admin.ModelAdmin):
         return format_html('<img src="data:{};base64,{}" alt="" width="64" height="64">', app.logo_content_type, data)
 
     def save_model(self, request, obj, form, change):
-        if not change or form.has_changed():
+        # Saving bumps updated_at, which the feed shows as last_updated: an
+        # unchanged app is not saved, so "Save" alone does not move it.
+        if not change or _differs_from_stored(obj):
             super().save_model(request, obj, form, change)
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
-        if any(formset.deleted_objects for formset in formsets) and not form.has_changed():
+        if any(formset.deleted_objects for formset in formsets):
             form.instance.save(update_fields=["updated_at"])  # removing an operation edits the connector
         feed.schedule_feed_rebuild()
 

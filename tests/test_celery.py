@@ -1,0 +1,23 @@
+"""Celery is configured for durability, and beat's schedule holds the catalog jobs."""
+from config.celery import app
+
+
+def test_tasks_are_acknowledged_late_and_requeued_when_a_worker_dies():
+    assert app.conf.task_acks_late is True
+    assert app.conf.task_reject_on_worker_lost is True
+    assert app.conf.worker_prefetch_multiplier == 1
+
+
+def test_the_catalog_tasks_are_registered():
+    app.loader.import_default_modules()
+    assert {"catalog.rebuild_feed", "catalog.build_bulk", "catalog.expire_retired_apps"} <= set(app.tasks)
+
+
+def test_beat_schedules_every_catalog_job():
+    tasks = {entry["task"] for entry in app.conf.beat_schedule.values()}
+    assert tasks == {"catalog.rebuild_feed", "catalog.build_bulk", "catalog.expire_retired_apps"}
+
+
+def test_redis_messages_are_redelivered_only_after_the_visibility_timeout(settings):
+    if settings.REDIS_URL:
+        assert app.conf.broker_transport_options["visibility_timeout"] >= 3600
