@@ -130,7 +130,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "config.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "flowgate",
         }
@@ -145,8 +145,8 @@ else:
     }
 
 SILENCED_SYSTEM_CHECKS = [
-    # Django's own RedisCache increments atomically (INCRBY); the check only
-    # knows django-redis by name.
+    # config.cache.RedisCache (Django's, with a one-round-trip incr)
+    # increments atomically; the check only knows django-redis by name.
     "django_ratelimit.W001",
 ]
 if not REDIS_URL:

@@ -47,7 +47,7 @@ def test_with_urls_it_uses_postgresql_and_redis(tmp_path):
     result = start({"DEBUG": "1", "DATABASE_URL": "postgres://u@127.0.0.1/db", "REDIS_URL": "redis://127.0.0.1:6379/3"}, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        '["django.db.backends.postgresql", "django.core.cache.backends.redis.RedisCache", "redis://127.0.0.1:6379/3", true]'
+        '["django.db.backends.postgresql", "config.cache.RedisCache", "redis://127.0.0.1:6379/3", true]'
     )
 
 

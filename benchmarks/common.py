@@ -1,0 +1,57 @@
+"""Helpers shared by the benchmarks: a scratch PostgreSQL database, manage.py, gunicorn and wrk."""
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def bench_env(database: str, port: int) -> dict:
+    subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {database}"], check=True)
+    subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {database}"], check=True)
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": "benchmark-only-secret-key",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
+        "REDIS_URL": "redis://127.0.0.1:6379/2",
+        "BASE_URL": f"http://127.0.0.1:{port}",
+        "LOG_LEVEL": "WARNING",
+        "FLOWGATE_VAR_DIR": str(ROOT / "var" / "bench"),
+    }
+
+
+def manage(env: dict, *args: str) -> str:
+    return subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def start_gunicorn(env: dict, port: int, workers: int = 2) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [PYTHON, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            return process
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("gunicorn did not start")
+
+
+def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None) -> dict:
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
+    for name, value in (headers or {}).items():
+        command += ["-H", f"{name}: {value}"]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
+    scale = {"us": 0.001, "ms": 1, "s": 1000}[p99[2]]
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": rps, "p99_ms": float(p99[1]) * scale, "errors": int(non2xx[1]) if non2xx else 0}

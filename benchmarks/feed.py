@@ -1,0 +1,65 @@
+"""Feed throughput and p99 beside an empty Django view, same gunicorn, PostgreSQL and Redis.
+
+Run: .venv/bin/python benchmarks/feed.py [--apps 2000] [--seconds 10] [--rounds 3]
+The empty view is /healthz: it passes the same middleware and host routing
+and touches no database. Rate limiting is on (counted in Redis) with a limit
+high enough never to refuse.
+"""
+import argparse
+import json
+import statistics
+import urllib.request
+
+from common import bench_env, manage, start_gunicorn, wrk
+
+PORT = 8931
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--apps", type=int, default=2000)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--no-ratelimit", action="store_true", help="turn rate limiting off, to see its cost")
+    args = parser.parse_args()
+
+    env = bench_env("flowgate_bench_feed", PORT)
+    env["FEED_RATE_LIST"] = "1000000000/5m"
+    env["RATELIMIT_ENABLE"] = "0" if args.no_ratelimit else "1"
+    manage(env, "migrate", "--noinput")
+    print(manage(env, "load_demo", "--apps", str(args.apps)).strip())
+    server = start_gunicorn(env, PORT)
+    try:
+        base = f"http://127.0.0.1:{PORT}"
+        listing = urllib.request.urlopen(f"{base}/catalog/v1/apps")
+        etag = listing.headers["ETag"]
+        size = len(listing.read())
+        slug = json.loads(urllib.request.urlopen(f"{base}/catalog/v1/apps").read())["apps"][0]["slug"]
+        cases = {
+            "empty view (/healthz)": (f"{base}/healthz", None),
+            "GET /apps 200": (f"{base}/catalog/v1/apps", None),
+            "GET /apps 304": (f"{base}/catalog/v1/apps", {"If-None-Match": etag}),
+            f"GET /apps/{slug} 200": (f"{base}/catalog/v1/apps/{slug}", None),
+        }
+        results = {name: [] for name in cases}
+        for _ in range(args.rounds):  # interleaved, so drift hits every case alike
+            for name, (url, headers) in cases.items():
+                results[name].append(wrk(url, connections=args.connections, seconds=args.seconds, headers=headers))
+    finally:
+        server.terminate()
+        server.wait()
+
+    empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
+    print(f"\nrate limiting {'off' if args.no_ratelimit else 'on'}; {args.apps} apps, list body {size} bytes, {args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
+    print("| case | req/s | p99 ms | vs empty view | non-2xx/3xx |")
+    print("|---|---|---|---|---|")
+    for name, runs in results.items():
+        rps = statistics.median(r["rps"] for r in runs)
+        p99 = statistics.median(r["p99_ms"] for r in runs)
+        errors = sum(r["errors"] for r in runs)
+        print(f"| {name} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {errors} |")
+
+
+if __name__ == "__main__":
+    main()
