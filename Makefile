@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml
 # REDIS_URL it runs on the embedded default (SQLite, file broker and cache).
 # DEBUG defaults to on here so no SECRET_KEY is needed to try it out.
 run: export DEBUG ?= 1
+# The printed URLs must be an allowed host: the public URL follows the bind address.
+run: export BASE_URL ?= http://$(WEB_BIND)
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
@@ -29,12 +31,12 @@ run: install
 		--username admin --email admin@example.com >/dev/null 2>&1 \
 		&& echo "created staff user admin (password: admin)" || true
 	@echo
-	@echo "Flowgate is starting on http://$(WEB_BIND)"
-	@echo "  catalog feed  http://$(WEB_BIND)/catalog/v1/apps"
-	@echo "  one app       http://$(WEB_BIND)/catalog/v1/apps/acorn-crm"
-	@echo "  bulk          http://$(WEB_BIND)/catalog/v1/bulk"
-	@echo "  OpenAPI       http://$(WEB_BIND)/catalog/v1/openapi.json"
-	@echo "  admin         http://$(WEB_BIND)/admin/  (admin / admin on a fresh demo)"
+	@echo "Flowgate is starting on $$BASE_URL"
+	@echo "  catalog feed  $$BASE_URL/catalog/v1/apps"
+	@echo "  one app       $$BASE_URL/catalog/v1/apps/acorn-crm"
+	@echo "  bulk          $$BASE_URL/catalog/v1/bulk"
+	@echo "  OpenAPI       $$BASE_URL/catalog/v1/openapi.json"
+	@echo "  admin         $$BASE_URL/admin/  (admin / admin on a fresh demo)"
 	@echo
 	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/honcho start -f Procfile
 
