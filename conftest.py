@@ -4,16 +4,18 @@ import copy
 import pytest
 from django.core.cache import cache
 
-from catalog import serving
+from catalog import ratelimits, serving
 
 
 @pytest.fixture(autouse=True)
 def _clean_state():
-    """Rate-limit counters live in the cache and feed bodies in process memory: no test sees another's."""
+    """Rate-limit counters live in the cache (leases of them and feed bodies in process memory): no test sees another's."""
     cache.clear()
     serving.reset()
+    ratelimits.reset()
     yield
     serving.reset()
+    ratelimits.reset()
 
 
 def app_doc(slug: str, **fields) -> dict:

@@ -30,7 +30,7 @@ def manage(env: dict, *args: str) -> str:
     return subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
 
 
-def start_gunicorn(env: dict, port: int, workers: int = 2) -> subprocess.Popen:
+def start_gunicorn(env: dict, port: int, workers: int = int(os.environ.get("BENCH_WORKERS", "2"))) -> subprocess.Popen:
     process = subprocess.Popen(
         [PYTHON, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning"],
         cwd=ROOT, env=env,
@@ -45,11 +45,14 @@ def start_gunicorn(env: dict, port: int, workers: int = 2) -> subprocess.Popen:
     raise RuntimeError("gunicorn did not start")
 
 
-def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None) -> dict:
+def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None, script: str | None = None, env: dict | None = None) -> dict:
+    """wrk's requests per second, p99 and count of non-2xx/3xx answers; script is a Lua file under benchmarks/."""
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
     for name, value in (headers or {}).items():
         command += ["-H", f"{name}: {value}"]
-    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    if script:
+        command += ["-s", str(ROOT / "benchmarks" / script)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True, env={**os.environ, **(env or {})}).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
     scale = {"us": 0.001, "ms": 1, "s": 1000}[p99[2]]

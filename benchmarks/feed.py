@@ -2,8 +2,12 @@
 
 Run: .venv/bin/python benchmarks/feed.py [--apps 2000] [--seconds 10] [--rounds 3]
 The empty view is /healthz: it passes the same middleware and host routing
-and touches no database. Rate limiting is on (counted in Redis) with a limit
-high enough never to refuse.
+and touches no database. Rate limiting is on with the shipped policy
+(300 per 5 minutes per client, counted in Redis). wrk poses as a crowd of
+clients behind one trusted proxy (benchmarks/clients.lua): each client sends
+REQUESTS_PER_CLIENT requests (200, within its limit) before the next takes
+over, and a last case gives every request a new client, the worst case for
+the counters (a Redis round trip per request).
 """
 import argparse
 import json
@@ -25,8 +29,8 @@ def main() -> None:
     args = parser.parse_args()
 
     env = bench_env("flowgate_bench_feed", PORT)
-    env["FEED_RATE_LIST"] = "1000000000/5m"
     env["RATELIMIT_ENABLE"] = "0" if args.no_ratelimit else "1"
+    env["TRUSTED_PROXY_COUNT"] = "1"
     manage(env, "migrate", "--noinput")
     print(manage(env, "load_demo", "--apps", str(args.apps)).strip())
     server = start_gunicorn(env, PORT)
@@ -36,16 +40,24 @@ def main() -> None:
         etag = listing.headers["ETag"]
         size = len(listing.read())
         slug = json.loads(urllib.request.urlopen(f"{base}/catalog/v1/apps").read())["apps"][0]["slug"]
+        steady, fresh = {"REQUESTS_PER_CLIENT": "200"}, {"REQUESTS_PER_CLIENT": "1"}
         cases = {
-            "empty view (/healthz)": (f"{base}/healthz", None),
-            "GET /apps 200": (f"{base}/catalog/v1/apps", None),
-            "GET /apps 304": (f"{base}/catalog/v1/apps", {"If-None-Match": etag}),
-            f"GET /apps/{slug} 200": (f"{base}/catalog/v1/apps/{slug}", None),
+            "empty view (/healthz)": (f"{base}/healthz", None, steady),
+            "GET /apps 200": (f"{base}/catalog/v1/apps", None, steady),
+            "GET /apps 200, gzip accepted": (f"{base}/catalog/v1/apps", {"Accept-Encoding": "gzip"}, steady),
+            "GET /apps 304": (f"{base}/catalog/v1/apps", {"If-None-Match": etag}, steady),
+            f"GET /apps/{slug} 200": (f"{base}/catalog/v1/apps/{slug}", None, steady),
+            f"GET /apps/{slug} 200, a new client every request": (f"{base}/catalog/v1/apps/{slug}", None, fresh),
         }
         results = {name: [] for name in cases}
+        runs = 0
         for _ in range(args.rounds):  # interleaved, so drift hits every case alike
-            for name, (url, headers) in cases.items():
-                results[name].append(wrk(url, connections=args.connections, seconds=args.seconds, headers=headers))
+            for name, (url, headers, clients) in cases.items():
+                clients = {**clients, "CLIENT_OFFSET": str(runs * 400_000)}  # no client comes back in a later run
+                runs += 1
+                results[name].append(
+                    wrk(url, connections=args.connections, seconds=args.seconds, headers=headers, script="clients.lua", env=clients)
+                )
     finally:
         server.terminate()
         server.wait()

@@ -55,7 +55,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
-    "django_ratelimit",
     "catalog",
     "automations",
     "hooks",
@@ -144,16 +143,9 @@ else:
         }
     }
 
-SILENCED_SYSTEM_CHECKS = [
-    # config.cache.RedisCache (Django's, with a one-round-trip incr)
-    # increments atomically; the check only knows django-redis by name.
-    "django_ratelimit.W001",
-]
-if not REDIS_URL:
-    # The embedded file cache is shared by all processes of one machine but
-    # its increments are not atomic: rate limits may let a few extra requests
-    # through under concurrency. Production sets REDIS_URL.
-    SILENCED_SYSTEM_CHECKS.append("django_ratelimit.E003")
+# The embedded file cache is shared by all processes of one machine but its
+# increments are not atomic: rate limits may let a few extra requests through
+# under concurrency. Production sets REDIS_URL.
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

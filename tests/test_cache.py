@@ -27,3 +27,12 @@ def test_the_counter_keeps_its_expiry():
     cache.incr("windowed")
     client = cache._cache.get_client("windowed")
     assert 0 < client.ttl(cache.make_and_validate_key("windowed")) <= 60
+
+
+def test_incr_with_expiry_creates_the_counter_with_its_timeout():
+    cache = caches["default"]
+    assert cache.incr_with_expiry("claimed", 3, 60) == 3
+    assert cache.incr_with_expiry("claimed", 2, 600) == 5
+    client = cache._cache.get_client("claimed")
+    assert 0 < client.ttl(cache.make_and_validate_key("claimed")) <= 60  # the first timeout stays
+    assert cache.get("claimed") == 5

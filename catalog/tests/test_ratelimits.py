@@ -132,3 +132,64 @@ def test_method_errors_do_not_use_up_the_allowance(client, three_apps, low_limit
     for _ in range(5):
         assert client.post("/catalog/v1/apps", REMOTE_ADDR="198.51.100.7").status_code == 405
     assert hit(client, "/catalog/v1/apps").status_code == 200
+
+
+def allowed(tables, limit, requests, now=1_000_000, end=1_000_300):
+    """Requests served round-robin by several processes' lease tables; how many were within the limit."""
+    return sum(tables[n % len(tables)].take("k", limit, now, end) <= limit for n in range(requests))
+
+
+def test_processes_sharing_a_counter_never_grant_more_than_the_limit():
+    for processes in (1, 2, 4):
+        ratelimits.cache.clear()
+        tables = [ratelimits.Leases() for _ in range(processes)]
+        granted = allowed(tables, 300, 1000)
+        # Spare units of the other processes' last batches are lost, never granted twice.
+        assert 300 - (processes - 1) * 5 <= granted <= 300
+
+
+def test_a_steady_client_costs_a_round_trip_only_every_few_requests(monkeypatch):
+    claims = []
+    real_claim = ratelimits._claim
+    monkeypatch.setattr(ratelimits, "_claim", lambda *args: claims.append(args) or real_claim(*args))
+    table = ratelimits.Leases()
+    counts = [table.take("k", 300, 1_000_000, 1_000_300) for _ in range(120)]
+    assert counts == list(range(1, 121))
+    assert [units for _, units, _ in claims[:4]] == [1, 2, 4, 6]  # doubling up to limit/50
+    assert len(claims) <= 23
+    assert ratelimits.cache.get("k") == sum(units for _, units, _ in claims)
+
+
+def test_an_occasional_client_is_counted_one_by_one_in_a_low_limit(monkeypatch):
+    table = ratelimits.Leases()
+    assert [table.take("k", 3, 1_000_000, 1_000_300) for _ in range(4)] == [1, 2, 3, 4]
+    assert ratelimits.cache.get("k") == 4
+
+
+def test_the_counter_expires_after_its_window(settings):
+    table = ratelimits.Leases()
+    table.take("k", 300, 1_000_000, 1_000_300)
+    if settings.REDIS_URL:
+        client = ratelimits.cache._cache.get_client("k")
+        assert 300 < client.ttl(ratelimits.cache.make_and_validate_key("k")) <= 360
+
+
+def test_leases_of_ended_windows_are_swept_when_the_table_is_full(monkeypatch):
+    monkeypatch.setattr(ratelimits, "_MAX_LEASES", 3)
+    table = ratelimits.Leases()
+    table.take("a:100", 300, 50, 100)
+    table.take("b:100", 300, 50, 100)
+    table.take("c:400", 300, 350, 400)
+    table.take("d:400", 300, 350, 400)
+    assert sorted(table._leases) == ["c:400", "d:400"]
+
+
+@pytest.mark.parametrize(("rate", "parsed"), [("300/5m", (300, 300)), ("10/h", (10, 3600)), ("7/2d", (7, 172800)), ("1/s", (1, 1))])
+def test_parse_rate(rate, parsed):
+    assert ratelimits.parse_rate(rate) == parsed
+
+
+def test_windows_are_offset_per_client_and_contain_now():
+    ends = {ratelimits.window_end(f"198.51.100.{n}", 300, 1_000_000) for n in range(20)}
+    assert len(ends) > 10
+    assert all(1_000_000 < end <= 1_000_300 for end in ends)
