@@ -5,6 +5,7 @@ import pytest
 from django.core.cache import cache
 
 from catalog import ratelimits, serving
+from hooks import maintenance
 
 
 @pytest.fixture(autouse=True)
@@ -13,6 +14,7 @@ def _clean_state():
     cache.clear()
     serving.reset()
     ratelimits.reset()
+    maintenance.reset()
     yield
     serving.reset()
     ratelimits.reset()
@@ -75,3 +77,31 @@ def staff_client(client, django_user_model):
     user = django_user_model.objects.create_superuser("staff", "staff@example.com", "pw-staff-123")
     client.force_login(user)
     return client
+
+
+@pytest.fixture
+def owner(django_user_model):
+    """An account that owns automations."""
+    return django_user_model.objects.create_user("owner", "owner@example.com", "pw-owner-123")
+
+
+@pytest.fixture
+def make_automation(owner):
+    """Create an automation (on unless told) from a list of steps and optional settings."""
+    from automations import services
+
+    def make(steps=(), *, enabled=True, settings=None, name="Test automation", user=None):
+        definition = {"trigger": {"type": "webhook"}, "steps": list(steps), "settings": settings or {}}
+        return services.create_automation(owner=user or owner, name=name, definition=definition, enabled=enabled)
+
+    return make
+
+
+@pytest.fixture
+def eager_tasks():
+    """Celery tasks run in the calling process, as a worker would run them (tests of the whole path without a worker)."""
+    from config.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False

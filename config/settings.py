@@ -184,6 +184,28 @@ FEED_VERSION_CHECK_SECONDS = env_int("FEED_VERSION_CHECK_SECONDS", 1, minimum=0)
 CATALOG_BULK_HOUR = env_int("CATALOG_BULK_HOUR", 4, minimum=0)
 CATALOG_BULK_MINUTE = env_int("CATALOG_BULK_MINUTE", 0, minimum=0)
 
+# --- Automations, webhook and web service URLs (SPEC 4.2, 6, 7.2, 7.3, 8) --
+# Keys of public URLs are looked up by their HMAC and kept encrypted under
+# this secret; changing it retires every issued URL (automations/keys.py).
+URL_KEY_SECRET = env_str("URL_KEY_SECRET") or SECRET_KEY
+# Bodies larger than this get 413 before they are read.
+HOOK_MAX_BODY_BYTES = env_int("HOOK_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1)
+# Webhook and web service URLs answer 503 (also switchable in admin).
+MAINTENANCE_MODE = env_bool("MAINTENANCE_MODE", False)
+HOOK_SUPPRESSION_SECONDS = env_int("HOOK_SUPPRESSION_SECONDS", 600, minimum=0)
+# A worker holds a delivery this long; past it, the delivery is presumed lost
+# with its worker and runs again. It bounds the longest run.
+DELIVERY_LEASE_SECONDS = env_int("DELIVERY_LEASE_SECONDS", 300, minimum=5)
+# The sweeper runs this often and re-enqueues deliveries accepted at least
+# this long ago that no task has picked up.
+DELIVERY_SWEEP_SECONDS = env_int("DELIVERY_SWEEP_SECONDS", 30, minimum=1)
+WEB_SERVICE_MONTHLY_QUOTA = env_int("WEB_SERVICE_MONTHLY_QUOTA", 10000, minimum=0)
+WEB_SERVICE_TIMEOUT_SECONDS = env_int("WEB_SERVICE_TIMEOUT_SECONDS", 30, minimum=1)
+HTTP_STEP_TIMEOUT_SECONDS = env_int("HTTP_STEP_TIMEOUT_SECONDS", 30, minimum=1)
+# HTTP request steps may not call loopback, private or link-local addresses
+# unless this is on (tests, or a single-tenant install inside a network).
+HTTP_STEP_ALLOW_PRIVATE = env_bool("HTTP_STEP_ALLOW_PRIVATE", False)
+
 # --- Celery ---------------------------------------------------------------
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
@@ -236,6 +258,11 @@ CELERY_BEAT_SCHEDULE = {
     "catalog-rebuild-feed": {
         "task": "catalog.rebuild_feed",
         "schedule": crontab(minute="*/15"),
+    },
+    # DESIGN.md contract 1: accepted deliveries whose task was lost run anyway.
+    "hooks-sweep-deliveries": {
+        "task": "hooks.sweep_deliveries",
+        "schedule": DELIVERY_SWEEP_SECONDS,
     },
 }
 

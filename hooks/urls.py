@@ -1,2 +1,14 @@
-"""Routes of this app; the paths arrive with the issue that builds them."""
-urlpatterns: list = []
+"""Paths of the webhook and web service URLs (HOOKS_URL)."""
+from django.urls import re_path
+
+from hooks import views
+
+# The key part takes any characters, so that a malformed key gets the same 404 as an unknown one.
+urlpatterns = [
+    re_path(r"^automation-(?P<key>[^/]+)$", views.receive),
+    re_path(r"^webhook/automation-(?P<key>[^/]+)$", views.receive),
+    re_path(r"^webservice-(?P<key>[^/]+)$", views.web_service),
+    # Empty, extended or slashed keys: the same answer as any other miss.
+    re_path(r"^(?:webhook/)?automation-", views.hook_miss),
+    re_path(r"^webservice-", views.web_service_miss),
+]

@@ -1,0 +1,113 @@
+"""The automation definition document (DESIGN.md contract 4): its one schema and its validation.
+
+Admin, import/export and (later) the MCP builder tools all read and write
+this document; docs/automations.md describes it.
+"""
+from functools import cache
+
+from jsonschema import Draft202012Validator
+
+from automations import paths
+from automations.steps import kinds
+
+STEP_ID = r"^[a-z][a-z0-9_]{0,39}$"
+MAX_STEPS = 100
+
+
+class InvalidDefinition(ValueError):
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+SETTINGS_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "suppress_duplicates": {"type": "boolean"},
+        "retries": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "max_attempts": {"type": "integer", "minimum": 1, "maximum": 10},
+                "backoff_seconds": {"type": "integer", "minimum": 1, "maximum": 86400},
+            },
+        },
+    },
+}
+
+
+@cache
+def schema() -> dict:
+    return {
+        "type": "object",
+        "required": ["trigger", "steps"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 200},
+            "trigger": {
+                "type": "object",
+                "required": ["type"],
+                "additionalProperties": False,
+                "properties": {"type": {"enum": ["webhook"]}},
+            },
+            "steps": {
+                "type": "array",
+                "maxItems": MAX_STEPS,
+                "items": {
+                    "type": "object",
+                    "required": ["id", "kind"],
+                    "properties": {"id": {"type": "string", "pattern": STEP_ID}, "kind": {"enum": sorted(kinds())}},
+                },
+            },
+            "settings": SETTINGS_SCHEMA,
+        },
+    }
+
+
+@cache
+def _step_validator(kind: str) -> Draft202012Validator:
+    own = kinds()[kind].SCHEMA
+    full = {**own, "properties": {**own.get("properties", {}), "id": {}, "kind": {}}, "additionalProperties": False}
+    return Draft202012Validator(full)
+
+
+def json_path(parts) -> str:
+    text = "$"
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _schema_errors(validator, document, prefix=()) -> list[str]:
+    found = sorted(validator.iter_errors(document), key=lambda error: list(map(str, error.absolute_path)))
+    return [f"{json_path([*prefix, *error.absolute_path])}: {error.message}" for error in found]
+
+
+def errors(document) -> list[str]:
+    """Every error of the document, each with its path such as $.steps[2].url; empty when it is valid."""
+    problems = _schema_errors(Draft202012Validator(schema()), document)
+    if problems:
+        return problems
+    seen: set[str] = set()
+    for index, step in enumerate(document["steps"]):
+        where = ("steps", index)
+        problems += _schema_errors(_step_validator(step["kind"]), step, where)
+        if step["id"] in seen:
+            problems.append(f"{json_path([*where, 'id'])}: {step['id']!r} is the id of an earlier step")
+        for path in sorted(paths.references(step)):
+            root, _, rest = path.partition(".")
+            if root == "steps" and rest.partition(".")[0] not in seen:
+                problems.append(f"{json_path(where)}: {{{{{path}}}}} refers to no earlier step")
+            elif root not in ("trigger", "steps"):
+                problems.append(f"{json_path(where)}: {{{{{path}}}}} must start with trigger. or steps.")
+        seen.add(step["id"])
+    return problems
+
+
+def validate(document) -> dict:
+    """The document, if valid; else InvalidDefinition listing every error with its path."""
+    problems = errors(document)
+    if problems:
+        raise InvalidDefinition(problems)
+    return document

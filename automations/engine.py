@@ -1,0 +1,54 @@
+"""The engine (DESIGN.md contract 5): advance(run) executes steps until the run ends.
+
+It records each step's id, kind, status, output and error on the run, but
+does not save the run: the caller saves it in the same transaction that
+marks its trigger event done, so a run is completed exactly once.
+"""
+import logging
+
+from django.utils import timezone
+
+from automations import paths
+from automations.models import Run
+from automations.steps import StepContext, StepFailed, StopRun, kinds
+
+logger = logging.getLogger(__name__)
+
+
+def advance(run: Run, *, deadline: float | None = None) -> dict | None:
+    """Run the steps not yet done; set the run's status, steps and error. Returns a respond step's response.
+
+    deadline (time.monotonic()) bounds a run whose caller is waiting (web services).
+    """
+    automation = run.automation
+    done = [record for record in run.steps if record.get("status") == "succeeded"]
+    context = StepContext(
+        automation, {"trigger": run.trigger, "steps": {r["id"]: r.get("output") for r in done}}, deadline=deadline
+    )
+    records = list(done)
+    run.status, run.error = Run.Status.SUCCEEDED, ""
+    for step in automation.definition.get("steps", [])[len(done):]:
+        record = {"id": step["id"], "kind": step["kind"]}
+        records.append(record)
+        settings = {name: value for name, value in step.items() if name not in ("id", "kind")}
+        try:
+            context.seconds_left(1)  # past the deadline, no further step starts
+            output = kinds()[step["kind"]].run(paths.render(settings, context.data), context)
+        except StopRun as stop:
+            record.update(status="stopped", note=str(stop))
+            run.status = Run.Status.STOPPED
+            break
+        except StepFailed as failure:
+            record.update(status="failed", error=str(failure), output=failure.output)
+            run.status, run.error = Run.Status.FAILED, f"step {step['id']}: {failure}"
+            break
+        except Exception:  # a fault in a step fails the run; the delivery is kept for a retry
+            logger.exception("step %s (%s) of automation %s raised", step["id"], step["kind"], automation.pk)
+            record.update(status="failed", error="internal error")
+            run.status, run.error = Run.Status.FAILED, f"step {step['id']}: internal error"
+            break
+        record.update(status="succeeded", output=output)
+        context.data["steps"][step["id"]] = output
+    run.steps = records
+    run.finished_at = timezone.now()
+    return context.response

@@ -1,0 +1,52 @@
+"""Public URL keys (DESIGN.md contract 3): random, stored as a keyed digest and an encrypted copy.
+
+The digest (HMAC-SHA256 under URL_KEY_SECRET) is what the database indexes
+and looks up, so a dump of the database alone yields no working URL; the
+sealed copy (Fernet under the same secret) lets the owner still see the URL
+in admin and exports. Changing URL_KEY_SECRET therefore retires every issued
+URL at once.
+"""
+import base64
+import hashlib
+import hmac
+import secrets
+
+from cryptography.fernet import Fernet, InvalidToken
+from django.conf import settings
+
+KEY_BYTES = 24  # 192 random bits; 32 URL-safe characters
+MAX_KEY_LENGTH = 64
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(KEY_BYTES)
+
+
+def _derive(purpose: bytes) -> bytes:
+    return hmac.new(settings.URL_KEY_SECRET.encode(), b"flowgate-url-keys:" + purpose, hashlib.sha256).digest()
+
+
+def digest(key: str) -> str:
+    """The lookup digest of a key. Any string is digested the same way, so misses cost what hits cost."""
+    return hmac.new(_derive(b"digest"), key[:MAX_KEY_LENGTH].encode(), hashlib.sha256).hexdigest()
+
+
+def matches(key: str, stored_digest: str) -> bool:
+    """Constant-time check that a key has the digest found by the index lookup."""
+    return hmac.compare_digest(digest(key), stored_digest)
+
+
+def _fernet() -> Fernet:
+    return Fernet(base64.urlsafe_b64encode(_derive(b"seal")))
+
+
+def seal(key: str) -> str:
+    return _fernet().encrypt(key.encode()).decode()
+
+
+def unseal(sealed: str) -> str | None:
+    """The key, or None when it was sealed under another secret."""
+    try:
+        return _fernet().decrypt(sealed.encode()).decode()
+    except (InvalidToken, ValueError):
+        return None

@@ -1,0 +1,113 @@
+"""Automations, their runs, lookup rows and web service usage."""
+from django.conf import settings
+from django.db import models
+
+from automations import keys
+
+
+def empty_definition() -> dict:
+    return {"trigger": {"type": "webhook"}, "steps": [], "settings": {}}
+
+
+class Automation(models.Model):
+    """A user's automation: its definition document (automations/definition.py) and its public URL keys."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="automations")
+    name = models.CharField(max_length=200)
+    enabled = models.BooleanField(default=False, help_text="On: deliveries run. Off: they are kept and replayed when turned on.")
+    definition = models.JSONField(default=empty_definition)
+    # Keys of the webhook and web service URLs: a lookup digest and a sealed copy (automations/keys.py).
+    hook_key_digest = models.CharField(max_length=64, unique=True, editable=False)
+    hook_key_sealed = models.TextField(editable=False)
+    webservice_key_digest = models.CharField(max_length=64, unique=True, editable=False)
+    webservice_key_sealed = models.TextField(editable=False)
+    trigger_state = models.JSONField(default=dict, blank=True, help_text="What the trigger remembers between runs.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def issue_keys(self) -> None:
+        """Give the automation fresh webhook and web service keys (the old URLs stop working)."""
+        hook, webservice = keys.new_key(), keys.new_key()
+        self.hook_key_digest, self.hook_key_sealed = keys.digest(hook), keys.seal(hook)
+        self.webservice_key_digest, self.webservice_key_sealed = keys.digest(webservice), keys.seal(webservice)
+
+    @property
+    def settings(self) -> dict:
+        return self.definition.get("settings", {})
+
+    @property
+    def suppress_duplicates(self) -> bool:
+        return self.settings.get("suppress_duplicates", True)
+
+    @property
+    def retry_attempts(self) -> int:
+        return self.settings.get("retries", {}).get("max_attempts", 3)
+
+    @property
+    def retry_backoff(self) -> int:
+        return self.settings.get("retries", {}).get("backoff_seconds", 60)
+
+
+class Run(models.Model):
+    """One execution of an automation's steps for one trigger event (a delivery or a web service call)."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        STOPPED = "stopped", "stopped by a condition"
+        FAILED = "failed"
+        ABANDONED = "abandoned", "abandoned (its worker was lost)"
+
+    class Source(models.TextChoices):
+        WEBHOOK = "webhook"
+        WEB_SERVICE = "web_service", "web service"
+
+    automation = models.ForeignKey(Automation, on_delete=models.CASCADE, related_name="runs")
+    source = models.CharField(max_length=20, choices=Source.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
+    attempt = models.PositiveIntegerField(default=1)
+    trigger = models.JSONField(default=dict)
+    steps = models.JSONField(default=list, help_text="Each step's id, kind, status, output and error.")
+    error = models.TextField(blank=True)
+    suppressed_count = models.PositiveIntegerField(default=0, help_text="Duplicate deliveries suppressed because this run succeeded.")
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+        indexes = [models.Index(fields=["automation", "-started_at"])]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.automation_id}: {self.status}"
+
+
+class LookupRow(models.Model):
+    """A row of a lookup table, scoped to one automation or shared by its owner's account (automation null)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lookup_rows")
+    automation = models.ForeignKey(Automation, on_delete=models.CASCADE, null=True, blank=True, related_name="lookup_rows")
+    table = models.CharField(max_length=100)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["pk"]
+        indexes = [models.Index(fields=["owner", "table", "automation"])]
+
+
+class WebServiceUsage(models.Model):
+    """Web service calls of one account in one calendar month (UTC), counted against WEB_SERVICE_MONTHLY_QUOTA."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="web_service_usage")
+    month = models.DateField(help_text="The first day of the month.")
+    calls = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "month"], name="one_usage_row_per_month")]

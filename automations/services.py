@@ -1,0 +1,102 @@
+"""Writes on automations: create, change, turn on and off, reset, runs and web service usage."""
+from datetime import date
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from automations import definition as definitions
+from automations import keys, lifecycle
+from automations.exceptions import NotOff, QuotaExceeded
+from automations.models import Automation, LookupRow, Run, WebServiceUsage
+
+
+@transaction.atomic
+def create_automation(*, owner, name: str, definition: dict, enabled: bool = False) -> Automation:
+    """A new automation with fresh URL keys; the definition is validated first."""
+    automation = Automation(owner=owner, name=name, definition=definitions.validate(definition), enabled=False)
+    automation.issue_keys()
+    automation.save()
+    if enabled:
+        turn_on(automation=automation)
+    return automation
+
+
+@transaction.atomic
+def update_automation(*, automation: Automation, name: str | None = None, definition: dict | None = None) -> Automation:
+    if definition is not None:
+        automation.definition = definitions.validate(definition)
+    if name is not None:
+        automation.name = name
+    automation.save()
+    return automation
+
+
+@transaction.atomic
+def turn_on(*, automation: Automation) -> None:
+    """On: kept deliveries are replayed in arrival order (by hooks, once this commits)."""
+    changed = Automation.objects.filter(pk=automation.pk, enabled=False).update(enabled=True, updated_at=timezone.now())
+    automation.enabled = True
+    if changed:
+        transaction.on_commit(lambda: lifecycle.emit("turned_on", automation))
+
+
+@transaction.atomic
+def turn_off(*, automation: Automation) -> None:
+    changed = Automation.objects.filter(pk=automation.pk, enabled=True).update(enabled=False, updated_at=timezone.now())
+    automation.enabled = False
+    if changed:
+        lifecycle.emit("turned_off", automation)
+
+
+@transaction.atomic
+def reset(*, automation: Automation) -> None:
+    """Processing > Reset (SPEC 3): trigger state and This-automation lookup rows cleared, unprocessed deliveries discarded."""
+    automation = Automation.objects.select_for_update().get(pk=automation.pk)
+    if automation.enabled:
+        raise NotOff("turn the automation off before resetting it")
+    automation.trigger_state = {}
+    automation.save(update_fields=["trigger_state", "updated_at"])
+    LookupRow.objects.filter(automation=automation).delete()
+    lifecycle.emit("reset", automation)
+
+
+def delete_automation(*, automation: Automation) -> None:
+    """Deleted: its deliveries, runs and lookup rows go with it, and its URLs answer 404."""
+    automation.delete()
+
+
+def hook_url(automation: Automation) -> str | None:
+    key = keys.unseal(automation.hook_key_sealed)
+    return f"{settings.HOOKS_URL}/automation-{key}" if key else None
+
+
+def web_service_url(automation: Automation) -> str | None:
+    key = keys.unseal(automation.webservice_key_sealed)
+    return f"{settings.HOOKS_URL}/webservice-{key}" if key else None
+
+
+def start_run(*, automation: Automation, trigger: dict, source: str, attempt: int = 1) -> Run:
+    """A run row, committed before any step runs so that Execution History shows runs in progress."""
+    return Run.objects.create(automation=automation, trigger=trigger, source=source, attempt=attempt)
+
+
+def count_web_service_call(*, owner_id: int) -> None:
+    """Count one call against the owner's monthly quota, or raise QuotaExceeded; race-free under concurrency."""
+    today = timezone.now().date()
+    month = date(today.year, today.month, 1)
+    quota = settings.WEB_SERVICE_MONTHLY_QUOTA
+    for _ in range(2):
+        counted = WebServiceUsage.objects.filter(owner_id=owner_id, month=month, calls__lt=quota).update(calls=F("calls") + 1)
+        if counted:
+            return
+        if WebServiceUsage.objects.filter(owner_id=owner_id, month=month).exists() or quota == 0:
+            raise QuotaExceeded()
+        try:
+            with transaction.atomic():
+                WebServiceUsage.objects.create(owner_id=owner_id, month=month, calls=1)
+            return
+        except IntegrityError:  # another call created the month's row first; count on it
+            continue
+    raise QuotaExceeded()

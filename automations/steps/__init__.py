@@ -1,0 +1,54 @@
+"""Step kinds: one module per kind, each exposing KIND, SCHEMA and run(settings, context).
+
+SCHEMA is the JSON schema of the step's own settings (every field but `id`
+and `kind`); run() receives those settings with their {{ paths }} already
+filled (automations/paths.py) and returns the step's output, which later
+steps read as `steps.<id>`. A step raises StepFailed to fail the run, or
+StopRun to end it early without failing. Adding a kind is adding a module
+here: the schema and the engine find it.
+"""
+import importlib
+import time
+import pkgutil
+from dataclasses import dataclass, field
+from functools import cache
+from types import ModuleType
+
+
+class StepFailed(Exception):
+    """The step could not do its work; the run fails (and may be retried). Output, if any, is still recorded."""
+
+    def __init__(self, message: str, output=None):
+        super().__init__(message)
+        self.output = output
+
+
+class StopRun(Exception):
+    """The run ends here, successfully: a condition was false."""
+
+
+@dataclass
+class StepContext:
+    automation: "object"  # automations.models.Automation
+    data: dict  # {"trigger": ..., "steps": {step id: output}}
+    response: dict | None = None  # set by a respond step, returned to a web service caller
+    deadline: float | None = None  # time.monotonic() by which a waiting caller must have its answer
+
+    def seconds_left(self, wanted: float) -> float:
+        """wanted, or less when a caller is waiting and its deadline is nearer; StepFailed once it has passed."""
+        if self.deadline is None:
+            return wanted
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise StepFailed("the web service caller's wait timed out")
+        return min(wanted, left)
+    notes: list = field(default_factory=list)
+
+
+@cache
+def kinds() -> dict[str, ModuleType]:
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found[module.KIND] = module
+    return found

@@ -1,0 +1,29 @@
+"""Maintenance mode of the hook URLs: the MAINTENANCE_MODE setting, or the admin switch."""
+import time
+
+from django.conf import settings
+from django.db import DatabaseError
+
+from hooks.models import Maintenance
+
+# The switch is read at most this often per process: a query per webhook
+# would cost more than the rest of accepting it.
+CHECK_SECONDS = 2.0
+_memo = {"at": float("-inf"), "active": False}
+
+
+def active() -> bool:
+    if settings.MAINTENANCE_MODE:
+        return True
+    now = time.monotonic()
+    if now - _memo["at"] >= CHECK_SECONDS:
+        try:
+            _memo["active"] = Maintenance.objects.filter(active=True).exists()
+        except DatabaseError:
+            pass  # keep the last answer; accepting a delivery will tell whether the database is there
+        _memo["at"] = now
+    return _memo["active"]
+
+
+def reset() -> None:
+    _memo["at"] = float("-inf")

@@ -1,0 +1,207 @@
+"""Accepting and processing webhook deliveries (DESIGN.md contract 1) and answering web service calls."""
+import hashlib
+import json
+import logging
+import time
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import F, Q
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+
+from automations import engine
+from automations import services as automation_services
+from automations.models import Automation, Run
+from hooks import tasks
+from hooks.incoming import Incoming
+from hooks.models import Delivery
+from hooks.trigger import trigger_data
+
+logger = logging.getLogger(__name__)
+
+COMPLETED = (Run.Status.SUCCEEDED, Run.Status.STOPPED)  # a run stopped by a condition also completed
+
+
+def handshake_response(request: HttpRequest, incoming: Incoming) -> HttpResponse | None:
+    """The verification handshakes of SPEC 4.2, answered without a run: X-Hook-Secret and {"challenge": ...}."""
+    secret = request.headers.get("X-Hook-Secret")
+    if secret is not None:
+        response = HttpResponse(status=200)
+        response["X-Hook-Secret"] = secret
+        return response
+    if incoming.body[:1] in (b"{", b" ", b"\n", b"\r", b"\t") and len(incoming.body) < 64 * 1024:
+        try:
+            document = json.loads(incoming.body)
+        except ValueError:
+            return None
+        if isinstance(document, dict) and list(document) == ["challenge"]:
+            return JsonResponse({"challenge": document["challenge"]})
+    return None
+
+
+def accept_delivery(*, automation: Automation, incoming: Incoming) -> Delivery:
+    """Store the delivery; its run is queued once the row is committed (kept, not queued, while the automation is off)."""
+    with transaction.atomic():
+        delivery = Delivery.objects.create(
+            automation=automation,
+            method=incoming.method,
+            path=incoming.path[:2048],
+            query_string=incoming.query_string,
+            content_type=incoming.content_type[:255],
+            body=incoming.body,
+            body_digest=hashlib.sha256(incoming.body).hexdigest(),
+        )
+        if automation.enabled:
+            # robust: a broker that is down must not turn a committed delivery into a 500; the sweeper queues it.
+            transaction.on_commit(lambda: tasks.process_delivery.delay(delivery.pk), robust=True)
+    return delivery
+
+
+def _original_run(delivery: Delivery) -> int | None:
+    """The run whose success suppresses this delivery: same automation, byte-identical body, within the window."""
+    since = timezone.now() - timedelta(seconds=settings.HOOK_SUPPRESSION_SECONDS)
+    return (
+        Delivery.objects.filter(
+            automation_id=delivery.automation_id,
+            body_digest=delivery.body_digest,
+            run__status__in=COMPLETED,
+            run__finished_at__gte=since,
+        )
+        .exclude(pk=delivery.pk)
+        .order_by("-run__finished_at")
+        .values_list("run_id", flat=True)
+        .first()
+    )
+
+
+def _claim(delivery_id: int) -> uuid.UUID | None:
+    """Take the delivery for this worker: pending and due, or running under a lease that has run out."""
+    token, now = uuid.uuid4(), timezone.now()
+    due = Q(status=Delivery.Status.PENDING) & (Q(not_before__isnull=True) | Q(not_before__lte=now))
+    lost = Q(status=Delivery.Status.RUNNING, lease_until__lt=now)
+    claimed = (
+        Delivery.objects.filter(due | lost, pk=delivery_id, automation__enabled=True)
+        .update(
+            status=Delivery.Status.RUNNING,
+            claim=token,
+            lease_until=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS),
+            attempts=F("attempts") + 1,
+        )
+    )
+    return token if claimed else None
+
+
+def process_delivery(*, delivery_id: int) -> None:
+    """Run one delivery; safe to call twice, concurrently, or after its worker died: one run completes."""
+    token = _claim(delivery_id)
+    if token is None:
+        return
+    delivery = Delivery.objects.select_related("automation").get(pk=delivery_id)
+    automation = delivery.automation
+    if delivery.run_id:  # the previous holder's run never finished
+        Run.objects.filter(pk=delivery.run_id, status=Run.Status.RUNNING).update(
+            status=Run.Status.ABANDONED, finished_at=timezone.now(), error="its worker was lost; the delivery ran again"
+        )
+    if automation.suppress_duplicates and (original := _original_run(delivery)):
+        with transaction.atomic():
+            if Delivery.objects.filter(pk=delivery.pk, claim=token).update(
+                status=Delivery.Status.SUPPRESSED, suppressed_by_id=original, claim=None, lease_until=None
+            ):
+                Run.objects.filter(pk=original).update(suppressed_count=F("suppressed_count") + 1)
+        return
+    trigger = trigger_data(
+        body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string, path=delivery.path
+    )
+    run = automation_services.start_run(
+        automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts
+    )
+    Delivery.objects.filter(pk=delivery.pk, claim=token).update(run=run)
+    engine.advance(run)
+    _finish(delivery, token, run)
+
+
+def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
+    automation = delivery.automation
+    changes = {"claim": None, "lease_until": None}
+    retry_in = None
+    if run.status in COMPLETED:
+        changes["status"] = Delivery.Status.DONE
+    elif delivery.attempts < automation.retry_attempts:
+        retry_in = automation.retry_backoff * 2 ** (delivery.attempts - 1)
+        changes.update(status=Delivery.Status.PENDING, not_before=timezone.now() + timedelta(seconds=retry_in))
+    else:
+        changes["status"] = Delivery.Status.FAILED
+    with transaction.atomic():
+        # The gate of exactly-once completion: only the holder of the current claim completes the delivery.
+        if Delivery.objects.filter(pk=delivery.pk, claim=token, status=Delivery.Status.RUNNING).update(**changes):
+            run.save()
+            if retry_in is not None:
+                transaction.on_commit(
+                    lambda: tasks.process_delivery.apply_async((delivery.pk,), countdown=retry_in), robust=True
+                )
+        else:
+            run.status, run.error = Run.Status.ABANDONED, "another worker took this delivery over (its lease ran out)"
+            run.save()
+
+
+def replay_kept(*, automation_id: int) -> int:
+    """Run an automation's due pending deliveries one at a time, oldest first; returns how many were taken.
+
+    One replay per automation at a time (a cache lock), so deliveries kept
+    while it was off run in the order they arrived.
+    """
+    lock = f"hooks:replay:{automation_id}"
+    if not cache.add(lock, 1, settings.DELIVERY_LEASE_SECONDS):
+        return 0
+    taken, last = 0, 0
+    try:
+        while True:
+            now = timezone.now()
+            next_id = (
+                Delivery.objects.filter(automation_id=automation_id, automation__enabled=True, status=Delivery.Status.PENDING, pk__gt=last)
+                .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
+                .order_by("pk")
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if next_id is None:
+                return taken
+            process_delivery(delivery_id=next_id)
+            taken, last = taken + 1, next_id
+    finally:
+        cache.delete(lock)
+
+
+def sweep() -> int:
+    """Queue what no task holds (DESIGN.md contract 1): stale pending deliveries and those whose worker was lost."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.DELIVERY_SWEEP_SECONDS)
+    automations = set(
+        Delivery.objects.filter(status=Delivery.Status.PENDING, received_at__lt=stale, automation__enabled=True)
+        .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
+        .values_list("automation_id", flat=True)
+        .distinct()
+    )
+    lost = list(
+        Delivery.objects.filter(status=Delivery.Status.RUNNING, lease_until__lt=now).values_list("pk", flat=True)[:1000]
+    )
+    for automation_id in automations:
+        tasks.replay_kept.delay(automation_id)
+    for delivery_id in lost:
+        tasks.process_delivery.delay(delivery_id)
+    if automations or lost:
+        logger.info("sweeper queued %d automations' pending deliveries and %d lost ones", len(automations), len(lost))
+    return len(automations) + len(lost)
+
+
+def on_turned_on(automation: Automation) -> None:
+    tasks.replay_kept.delay(automation.pk)
+
+
+def on_reset(automation: Automation) -> None:
+    """Reset discards unprocessed deliveries, pending automatic retries included."""
+    Delivery.objects.filter(automation=automation, status=Delivery.Status.PENDING).delete()

@@ -1,0 +1,23 @@
+"""Celery tasks of the hooks: thin wrappers, safe to receive twice."""
+from celery import shared_task
+
+
+@shared_task(name="hooks.process_delivery")
+def process_delivery(delivery_id: int) -> None:
+    from hooks import services
+
+    services.process_delivery(delivery_id=delivery_id)
+
+
+@shared_task(name="hooks.replay_kept")
+def replay_kept(automation_id: int) -> None:
+    from hooks import services
+
+    services.replay_kept(automation_id=automation_id)
+
+
+@shared_task(name="hooks.sweep_deliveries")
+def sweep_deliveries() -> None:
+    from hooks import services
+
+    services.sweep()

@@ -1,0 +1,159 @@
+"""Webhook URLs (SPEC 4.2, 7.2): every method, the handshakes, misses, size limit and maintenance."""
+import json
+from urllib.parse import urlsplit
+
+import pytest
+
+from automations import services as automation_services
+from hooks.models import Delivery, Maintenance
+
+pytestmark = pytest.mark.django_db
+
+
+def hook_path(automation, prefix="/"):
+    path = urlsplit(automation_services.hook_url(automation)).path
+    return path if prefix == "/" else path.replace("/automation-", prefix + "automation-")
+
+
+@pytest.fixture
+def automation(make_automation):
+    return make_automation([{"id": "keep", "kind": "set_values", "values": {"email": "{{trigger.body.email}}"}}])
+
+
+@pytest.mark.parametrize("method", ["get", "post", "put"])
+@pytest.mark.parametrize("prefix", ["/", "/webhook/"])
+def test_it_accepts_get_post_and_put_with_an_empty_200(client, automation, method, prefix, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as queued:
+        response = client.generic(
+            method.upper(), hook_path(automation, prefix) + "?a=1", data=b'{"email": "x@example.com"}', content_type="application/json"
+        )
+    assert response.status_code == 200
+    assert response.content == b""
+    delivery = Delivery.objects.get()
+    assert delivery.automation == automation
+    assert response["X-Flowgate-Delivery-Id"] == str(delivery.public_id)
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert (delivery.method, delivery.query_string, bytes(delivery.body)) == (method.upper(), "a=1", b'{"email": "x@example.com"}')
+    assert delivery.status == Delivery.Status.PENDING
+    assert len(queued) == 1  # its run is queued once the row is committed
+
+
+def test_head_is_empty_and_starts_nothing(client, automation):
+    response = client.head(hook_path(automation))
+    assert (response.status_code, response.content) == (200, b"")
+    assert not Delivery.objects.exists()
+
+
+def test_options_is_a_cors_preflight_and_starts_nothing(client, automation):
+    response = client.options(
+        hook_path(automation), HTTP_ORIGIN="https://sender.example", HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
+        HTTP_ACCESS_CONTROL_REQUEST_HEADERS="content-type, x-signature",
+    )
+    assert response.status_code == 200
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert "POST" in response["Access-Control-Allow-Methods"]
+    assert response["Access-Control-Allow-Headers"] == "content-type, x-signature"
+    assert "Access-Control-Allow-Credentials" not in response
+    assert not Delivery.objects.exists()
+
+
+@pytest.mark.parametrize("method", ["patch", "delete", "trace"])
+def test_other_methods_get_405(client, automation, method):
+    response = client.generic(method.upper(), hook_path(automation))
+    assert response.status_code == 405
+    assert "POST" in response["Allow"]
+    assert not Delivery.objects.exists()
+
+
+def test_it_echoes_the_hook_secret_without_a_run(client, automation):
+    response = client.post(hook_path(automation), data=b"{}", content_type="application/json", HTTP_X_HOOK_SECRET="s3cr3t")
+    assert response.status_code == 200
+    assert response["X-Hook-Secret"] == "s3cr3t"
+    assert not Delivery.objects.exists()
+
+
+def test_it_echoes_a_challenge_without_a_run(client, automation):
+    response = client.post(hook_path(automation), data=json.dumps({"challenge": "abc123"}), content_type="application/json")
+    assert response.status_code == 200
+    assert response.json() == {"challenge": "abc123"}
+    assert not Delivery.objects.exists()
+
+
+def test_a_body_with_a_challenge_and_more_is_an_ordinary_delivery(client, automation):
+    response = client.post(hook_path(automation), data=json.dumps({"challenge": "abc", "type": "x"}), content_type="application/json")
+    assert response.status_code == 200 and response.content == b""
+    assert Delivery.objects.count() == 1
+
+
+def lookalikes(path):
+    key = path.split("automation-", 1)[1]
+    return [
+        path[:-1],  # incomplete
+        path + "x",  # extended
+        path[:-1] + ("A" if path[-1] != "A" else "B"),  # altered
+        path.replace(key, key.upper()) if key != key.upper() else path + "Z",
+        "/automation-" + "A" * len(key),  # well-formed, unknown
+        "/automation-",
+        "/automation-" + key + "/",
+        "/automation-%00" + key,
+    ]
+
+
+def test_unknown_altered_and_incomplete_keys_get_the_same_404(client, automation):
+    for path in lookalikes(hook_path(automation)):
+        response = client.post(path, data=b"{}", content_type="application/json")
+        assert (response.status_code, response.content) == (404, b""), path
+    assert not Delivery.objects.exists()
+
+
+def test_a_deleted_automation_answers_404(client, automation):
+    path = hook_path(automation)
+    automation_services.delete_automation(automation=automation)
+    assert client.post(path, data=b"{}", content_type="application/json").status_code == 404
+
+
+def test_a_body_over_the_limit_gets_413_and_is_not_kept(client, automation, settings):
+    settings.HOOK_MAX_BODY_BYTES = 1000
+    assert client.post(hook_path(automation), data=b"x" * 1000, content_type="text/plain").status_code == 200
+    response = client.post(hook_path(automation), data=b"x" * 1001, content_type="text/plain")
+    assert response.status_code == 413
+    assert Delivery.objects.count() == 1
+
+
+def test_a_declared_length_over_the_limit_is_refused_before_reading(rf, automation, settings):
+    from hooks.views import receive
+
+    settings.HOOK_MAX_BODY_BYTES = 1000
+
+    class Unreadable:
+        def read(self, *args):
+            raise AssertionError("the body was read")
+
+    request = rf.post("/", data=b"", content_type="text/plain")
+    request.META["CONTENT_LENGTH"] = "5000000"
+    request._stream = Unreadable()
+    key = hook_path(automation).split("automation-", 1)[1]
+    assert receive(request, key).status_code == 413
+
+
+def test_maintenance_mode_answers_503_from_the_setting_or_the_admin_switch(client, automation, settings):
+    from hooks import maintenance
+
+    settings.MAINTENANCE_MODE = True
+    assert client.post(hook_path(automation)).status_code == 503
+    settings.MAINTENANCE_MODE = False
+    Maintenance.objects.create(active=True)
+    maintenance.reset()
+    assert client.post(hook_path(automation)).status_code == 503
+    assert client.post("/automation-unknown").status_code == 503
+    Maintenance.objects.update(active=False)
+    maintenance.reset()
+    assert client.post(hook_path(automation)).status_code == 200
+
+
+def test_deliveries_to_an_automation_that_is_off_are_kept_not_queued(client, make_automation, django_capture_on_commit_callbacks):
+    automation = make_automation([], enabled=False)
+    with django_capture_on_commit_callbacks() as queued:
+        assert client.post(hook_path(automation), data=b"1", content_type="text/plain").status_code == 200
+    assert Delivery.objects.get().status == Delivery.Status.PENDING
+    assert queued == []

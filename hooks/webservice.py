@@ -1,0 +1,71 @@
+"""Web service calls (SPEC 4.2, 7.3): run the automation while the caller waits and answer what it sets.
+
+Decisions (docs/webhooks.md): the run happens in the web process, so the
+caller gets its answer the moment the run ends. With no respond step, a run
+that completed answers 200 {"status": "succeeded"|"stopped", "run_id": n}
+and a failed one 500 {"error": "the automation failed", "run_id": n}. A run
+still going at WEB_SERVICE_TIMEOUT_SECONDS starts no further step and
+answers 504 {"error": "the automation did not answer in time"}.
+"""
+import json
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from automations import engine
+from automations import services as automation_services
+from automations import selectors
+from automations.exceptions import WebServiceInactive, WebServiceNotFound
+from automations.models import Run
+from hooks.incoming import Incoming
+from hooks.trigger import trigger_data
+
+# Headers a respond step may not set: they belong to the connection or to CORS, which this service owns.
+_RESERVED = {"connection", "content-length", "transfer-encoding", "keep-alive", "upgrade", "trailer",
+             "access-control-allow-origin", "access-control-allow-credentials"}
+
+
+@dataclass
+class Answer:
+    status: int
+    body: bytes
+    content_type: str
+    headers: dict = field(default_factory=dict)
+
+
+def _json(status: int, document: dict) -> Answer:
+    return Answer(status, json.dumps(document).encode(), "application/json")
+
+
+def _from_response(response: dict) -> Answer:
+    headers = {name: value for name, value in response["headers"].items() if name.lower() not in _RESERVED}
+    content_type = next((value for name, value in headers.items() if name.lower() == "content-type"), None)
+    headers = {name: value for name, value in headers.items() if name.lower() != "content-type"}
+    body = response["body"]
+    if isinstance(body, (dict, list, int, float, bool)) or body is None:
+        return Answer(response["status"], json.dumps(body).encode(), content_type or "application/json", headers)
+    return Answer(response["status"], str(body).encode(), content_type or "text/plain; charset=utf-8", headers)
+
+
+def call(*, key: str, incoming: Incoming) -> Answer:
+    """Run the automation behind key for this request; WebServiceError subclasses for 404, 429 and 503."""
+    automation = selectors.automation_for_web_service_key(key)
+    if automation is None:
+        raise WebServiceNotFound()
+    if not automation.enabled:
+        raise WebServiceInactive()
+    automation_services.count_web_service_call(owner_id=automation.owner_id)
+    trigger = trigger_data(
+        body=incoming.body, content_type=incoming.content_type, query_string=incoming.query_string, path=incoming.path
+    )
+    run = automation_services.start_run(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE)
+    response = engine.advance(run, deadline=time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS)
+    run.save()
+    if response is not None:
+        return _from_response(response)
+    if run.status == Run.Status.FAILED and "timed out" in run.error:
+        return _json(504, {"error": "the automation did not answer in time", "run_id": run.pk})
+    if run.status == Run.Status.FAILED:
+        return _json(500, {"error": "the automation failed", "run_id": run.pk})
+    return _json(200, {"status": run.status, "run_id": run.pk})
