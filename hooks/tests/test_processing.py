@@ -1,0 +1,199 @@
+"""Processing deliveries: runs, retries, suppression, off and on, reset, delete, and exactly-once completion."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from automations import services as automation_services
+from automations.models import LookupRow, Run
+from hooks import services
+from hooks.incoming import Incoming
+from hooks.models import Delivery
+
+pytestmark = pytest.mark.django_db
+
+RECORD = [
+    {"id": "who", "kind": "set_values", "values": {"email": "{{trigger.body.email}}", "n": "{{trigger.body.n}}"}},
+    {"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add", "values": {"n": "{{steps.who.n}}"}},
+]
+
+
+def deliver(automation, body=b'{"email": "a@example.com", "n": 1}', query="", content_type="application/json"):
+    return services.accept_delivery(
+        automation=automation, incoming=Incoming("POST", "/automation-k", query, content_type, body)
+    )
+
+
+def process(delivery):
+    services.process_delivery(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    return delivery
+
+
+def test_a_delivery_runs_the_steps_with_its_trigger_data(make_automation):
+    automation = make_automation(RECORD)
+    delivery = process(deliver(automation, query="x=1&x=2&y=3"))
+    assert delivery.status == Delivery.Status.DONE
+    run = delivery.run
+    assert run.status == Run.Status.SUCCEEDED
+    assert run.trigger == {
+        "body": {"email": "a@example.com", "n": 1},
+        "params": {"x": ["1", "2"], "y": "3"},
+        "query_string": "x=1&x=2&y=3",
+        "content_type": "application/json",
+        "path": "/automation-k",
+    }
+    assert [step["status"] for step in run.steps] == ["succeeded", "succeeded"]
+    assert run.steps[0]["output"] == {"email": "a@example.com", "n": 1}
+    assert LookupRow.objects.get().data == {"n": 1}
+
+
+def test_processing_twice_completes_once(make_automation):
+    automation = make_automation(RECORD)
+    delivery = deliver(automation)
+    process(delivery)
+    process(delivery)
+    assert Run.objects.count() == 1
+    assert LookupRow.objects.count() == 1
+
+
+def test_a_failed_run_is_retried_with_backoff_then_given_up(make_automation, django_capture_on_commit_callbacks):
+    automation = make_automation(
+        [{"id": "cond", "kind": "http_request", "url": "not a url"}], settings={"retries": {"max_attempts": 2, "backoff_seconds": 30}}
+    )
+    with django_capture_on_commit_callbacks():
+        delivery = process(deliver(automation))
+    assert delivery.status == Delivery.Status.PENDING
+    assert delivery.attempts == 1
+    assert timedelta(seconds=25) < delivery.not_before - timezone.now() <= timedelta(seconds=30)
+    assert delivery.run.status == Run.Status.FAILED
+    assert "not an http(s) URL" in delivery.run.error
+    process(delivery)  # not due yet: nothing happens
+    assert Run.objects.count() == 1
+    Delivery.objects.filter(pk=delivery.pk).update(not_before=timezone.now())
+    with django_capture_on_commit_callbacks():
+        delivery = process(delivery)
+    assert (delivery.status, delivery.attempts, Run.objects.count()) == (Delivery.Status.FAILED, 2, 2)
+
+
+def test_a_byte_identical_body_after_a_success_is_suppressed_and_counted_on_the_original(make_automation):
+    automation = make_automation(RECORD)
+    first = process(deliver(automation))
+    second, third = deliver(automation), deliver(automation)
+    other = deliver(automation, body=b'{"email": "a@example.com", "n": 2}')
+    for delivery in (second, third, other):
+        process(delivery)
+    second.refresh_from_db()
+    third.refresh_from_db()
+    other.refresh_from_db()
+    assert (second.status, third.status, other.status) == ("suppressed", "suppressed", "done")
+    assert second.suppressed_by == first.run
+    first.run.refresh_from_db()
+    assert first.run.suppressed_count == 2
+    assert Run.objects.count() == 2
+
+
+def test_a_failed_run_starts_no_suppression(make_automation, django_capture_on_commit_callbacks):
+    automation = make_automation([{"id": "cond", "kind": "http_request", "url": "nope"}], settings={"retries": {"max_attempts": 1}})
+    with django_capture_on_commit_callbacks():
+        process(deliver(automation))
+        second = process(deliver(automation))
+    assert second.status == Delivery.Status.FAILED
+    assert Run.objects.count() == 2
+
+
+def test_suppression_ends_with_its_window_and_can_be_switched_off(make_automation, settings):
+    automation = make_automation(RECORD)
+    process(deliver(automation))
+    Run.objects.update(finished_at=timezone.now() - timedelta(seconds=601))
+    assert process(deliver(automation)).status == Delivery.Status.DONE
+    quiet = make_automation(RECORD, settings={"suppress_duplicates": False}, name="no suppression")
+    process(deliver(quiet))
+    assert process(deliver(quiet)).status == Delivery.Status.DONE
+
+
+def test_deliveries_kept_while_off_replay_in_arrival_order_when_turned_on(make_automation, eager_tasks, django_capture_on_commit_callbacks):
+    automation = make_automation(RECORD, enabled=False)
+    kept = [deliver(automation, body=f'{{"n": {n}}}'.encode()) for n in range(5)]
+    for delivery in kept:
+        process(delivery)  # off: nothing runs
+    assert not Run.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        automation_services.turn_on(automation=automation)
+    assert [row.data["n"] for row in LookupRow.objects.order_by("pk")] == [0, 1, 2, 3, 4]
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"done"}
+
+
+def test_reset_discards_unprocessed_deliveries_retries_and_this_automations_rows(make_automation, owner):
+    automation = make_automation(RECORD, enabled=False)
+    deliver(automation)
+    retry = deliver(automation, body=b"2")
+    Delivery.objects.filter(pk=retry.pk).update(attempts=1, not_before=timezone.now() + timedelta(hours=1))
+    LookupRow.objects.create(owner=owner, automation=automation, table="seen", data={"n": 1})
+    shared = LookupRow.objects.create(owner=owner, automation=None, table="seen", data={"n": 2})
+    automation.trigger_state = {"cursor": 5}
+    automation.save()
+    automation_services.reset(automation=automation)
+    assert not Delivery.objects.exists()
+    assert list(LookupRow.objects.all()) == [shared]
+    automation.refresh_from_db()
+    assert automation.trigger_state == {}
+
+
+def test_reset_needs_the_automation_off(make_automation):
+    from automations.exceptions import NotOff
+
+    with pytest.raises(NotOff):
+        automation_services.reset(automation=make_automation(RECORD))
+
+
+def test_deleting_discards_queued_deliveries(make_automation):
+    automation = make_automation(RECORD)
+    delivery = deliver(automation)
+    automation_services.delete_automation(automation=automation)
+    assert not Delivery.objects.exists()
+    services.process_delivery(delivery_id=delivery.pk)  # a task already queued finds nothing to do
+    assert not Run.objects.exists()
+
+
+def test_a_delivery_whose_worker_was_lost_runs_again_once_its_lease_ends(make_automation):
+    automation = make_automation(RECORD)
+    delivery = deliver(automation)
+    token = services._claim(delivery.pk)  # a worker took it, started a run, and died
+    lost_run = automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
+    Delivery.objects.filter(pk=delivery.pk).update(run=lost_run)
+    assert token is not None
+    process(delivery)  # the lease still holds: nobody else may take it
+    assert Delivery.objects.get(pk=delivery.pk).status == Delivery.Status.RUNNING
+    Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    delivery = process(delivery)
+    assert delivery.status == Delivery.Status.DONE
+    lost_run.refresh_from_db()
+    assert lost_run.status == Run.Status.ABANDONED
+    assert Run.objects.filter(status=Run.Status.SUCCEEDED).count() == 1
+
+
+def test_a_worker_that_lost_its_claim_cannot_complete_the_delivery(make_automation):
+    automation = make_automation(RECORD)
+    delivery = deliver(automation)
+    slow = services._claim(delivery.pk)
+    Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    process(delivery)  # a second worker takes over and completes it
+    run = automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
+    run.status = Run.Status.SUCCEEDED
+    services._finish(Delivery.objects.get(pk=delivery.pk), slow, run)  # the slow one finishes late
+    run.refresh_from_db()
+    assert run.status == Run.Status.ABANDONED
+    assert Run.objects.filter(status=Run.Status.SUCCEEDED).count() == 1
+
+
+def test_the_sweeper_queues_stale_pending_and_lost_deliveries(make_automation, eager_tasks, settings):
+    automation = make_automation(RECORD)
+    stale = deliver(automation)
+    fresh = deliver(automation, body=b"2")
+    Delivery.objects.filter(pk=stale.pk).update(received_at=timezone.now() - timedelta(seconds=settings.DELIVERY_SWEEP_SECONDS + 1))
+    assert services.sweep() == 1
+    stale.refresh_from_db()
+    assert stale.status == Delivery.Status.DONE
+    fresh.refresh_from_db()
+    assert fresh.status == Delivery.Status.DONE  # taken by the same automation's replay, oldest first
