@@ -18,6 +18,7 @@ from automations import services as automation_services
 from automations import selectors
 from automations.exceptions import WebServiceInactive, WebServiceNotFound
 from automations.models import Run
+from automations.steps import WAIT_TIMED_OUT
 from hooks.incoming import Incoming
 from hooks.trigger import trigger_data
 
@@ -64,7 +65,7 @@ def call(*, key: str, incoming: Incoming) -> Answer:
     run.save()
     if response is not None:
         return _from_response(response)
-    if run.status == Run.Status.FAILED and "timed out" in run.error:
+    if run.status == Run.Status.FAILED and run.error.endswith(WAIT_TIMED_OUT):
         return _json(504, {"error": "the automation did not answer in time", "run_id": run.pk})
     if run.status == Run.Status.FAILED:
         return _json(500, {"error": "the automation failed", "run_id": run.pk})

@@ -23,6 +23,9 @@ class StepFailed(Exception):
         self.output = output
 
 
+WAIT_TIMED_OUT = "the web service caller's wait timed out"
+
+
 class StopRun(Exception):
     """The run ends here, successfully: a condition was false."""
 
@@ -40,7 +43,7 @@ class StepContext:
             return wanted
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise StepFailed("the web service caller's wait timed out")
+            raise StepFailed(WAIT_TIMED_OUT)
         return min(wanted, left)
     notes: list = field(default_factory=list)
 

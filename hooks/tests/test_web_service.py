@@ -1,0 +1,134 @@
+"""Web service URLs (SPEC 4.2, 7.3): the caller waits for the run and gets what its respond step sets."""
+import json
+from urllib.parse import urlsplit
+
+import pytest
+
+from automations import services as automation_services
+from automations.models import Run, WebServiceUsage
+
+pytestmark = pytest.mark.django_db
+
+ECHO = [
+    {"id": "greet", "kind": "set_values", "values": {"text": "hello {{trigger.params.name}}"}},
+    {"id": "answer", "kind": "respond", "status": 201, "headers": {"X-Kind": "greeting"},
+     "body": {"greeting": "{{steps.greet.text}}", "got": "{{trigger.body}}"}},
+]
+
+
+def service_path(automation):
+    return urlsplit(automation_services.web_service_url(automation)).path
+
+
+def test_it_answers_with_the_status_headers_and_body_the_respond_step_sets(client, make_automation):
+    automation = make_automation(ECHO)
+    response = client.post(service_path(automation) + "?name=ada", data=b'{"a": [1, 2]}', content_type="application/json")
+    assert response.status_code == 201
+    assert response["X-Kind"] == "greeting"
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"greeting": "hello ada", "got": {"a": [1, 2]}}
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert "Access-Control-Allow-Credentials" not in response
+    run = Run.objects.get()
+    assert (run.source, run.status) == ("web_service", "succeeded")
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "PATCH", "DELETE"])
+def test_any_method_runs_it(client, make_automation, method):
+    automation = make_automation(ECHO)
+    assert client.generic(method, service_path(automation) + "?name=x").status_code == 201
+
+
+def test_a_text_body_is_sent_as_text(client, make_automation):
+    automation = make_automation([{"id": "r", "kind": "respond", "body": "plain {{trigger.params.q}}"}])
+    response = client.get(service_path(automation) + "?q=1")
+    assert (response.status_code, response.content) == (200, b"plain 1")
+    assert response["Content-Type"].startswith("text/plain")
+
+
+def test_the_respond_step_cannot_grant_credentials_or_change_cors(client, make_automation):
+    automation = make_automation([{"id": "r", "kind": "respond", "headers": {
+        "Access-Control-Allow-Origin": "https://evil.example", "Access-Control-Allow-Credentials": "true", "Content-Type": "text/csv"}}])
+    response = client.get(service_path(automation))
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert "Access-Control-Allow-Credentials" not in response
+    assert response["Content-Type"] == "text/csv"
+
+
+def test_without_a_respond_step_it_answers_when_the_run_ends(client, make_automation):
+    automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
+    response = client.post(service_path(automation))
+    run = Run.objects.get()
+    assert response.status_code == 200
+    assert response.json() == {"status": "succeeded", "run_id": run.pk}
+
+
+def test_a_stopped_run_answers_200_and_a_failed_one_500(client, make_automation):
+    stopped = make_automation([{"id": "c", "kind": "condition", "all": [{"left": "{{trigger.params.go}}", "op": "exists"}]}])
+    assert client.get(service_path(stopped)).json()["status"] == "stopped"
+    failing = make_automation([{"id": "h", "kind": "http_request", "url": "nope"}], name="failing")
+    response = client.get(service_path(failing))
+    assert response.status_code == 500
+    assert response.json()["error"] == "the automation failed"
+
+
+def test_a_run_past_the_wait_timeout_answers_504(client, make_automation, settings, monkeypatch):
+    import itertools
+    import time
+
+    settings.WEB_SERVICE_TIMEOUT_SECONDS = 1
+    clock = itertools.count(0.0, 100.0)  # every reading of the clock is 100 s later
+    monkeypatch.setattr(time, "monotonic", lambda: next(clock))
+    automation = make_automation([{"id": "a", "kind": "set_values", "values": {"a": 1}}, {"id": "r", "kind": "respond", "body": "late"}])
+    response = client.get(service_path(automation))
+    assert response.status_code == 504
+    assert Run.objects.get().status == Run.Status.FAILED
+
+
+def test_options_is_a_preflight_that_neither_runs_nor_counts(client, make_automation):
+    automation = make_automation(ECHO)
+    response = client.options(service_path(automation), HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
+                              HTTP_ACCESS_CONTROL_REQUEST_HEADERS="content-type")
+    assert response.status_code == 204
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert response["Access-Control-Allow-Headers"] == "content-type"
+    assert not Run.objects.exists()
+    assert not WebServiceUsage.objects.exists()
+
+
+def test_unknown_keys_get_404_web_service_not_found(client, make_automation):
+    automation = make_automation(ECHO)
+    path = service_path(automation)
+    for miss in (path[:-1], path + "x", "/webservice-", "/webservice-" + "A" * 32, path.replace("/webservice-", "/automation-") + "zz"):
+        response = client.post(miss)
+        if miss.startswith("/webservice-"):
+            assert (response.status_code, response.content) == (404, b"web service not found"), miss
+    assert not Run.objects.exists()
+
+
+def test_the_webhook_key_does_not_open_the_web_service(client, make_automation):
+    automation = make_automation(ECHO)
+    hook_key = automation_services.hook_url(automation).rsplit("automation-", 1)[1]
+    assert client.get("/webservice-" + hook_key).status_code == 404
+
+
+def test_an_automation_that_is_off_answers_503(client, make_automation):
+    automation = make_automation(ECHO, enabled=False)
+    response = client.get(service_path(automation))
+    assert (response.status_code, response.content) == (503, b"web service is not active")
+
+
+def test_the_monthly_quota_per_account_answers_429_once_used(client, make_automation, settings):
+    settings.WEB_SERVICE_MONTHLY_QUOTA = 2
+    first, second = make_automation(ECHO), make_automation(ECHO, name="second")
+    assert client.get(service_path(first)).status_code == 201
+    assert client.get(service_path(second)).status_code == 201
+    response = client.get(service_path(first))
+    assert (response.status_code, response.content) == (429, b"monthly usage limit reached")
+    assert Run.objects.count() == 2
+    assert WebServiceUsage.objects.get().calls == 2
+
+
+def test_maintenance_answers_503(client, make_automation, settings):
+    settings.MAINTENANCE_MODE = True
+    assert client.get(service_path(make_automation(ECHO))).status_code == 503
