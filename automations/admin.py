@@ -1,0 +1,152 @@
+"""Django admin for automations: edit the definition (validated), turn on and off, reset, and Execution History."""
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from automations import definition as definitions
+from automations import services
+from automations.exceptions import NotOff
+from automations.models import Automation, LookupRow, Run, empty_definition
+
+
+class AutomationForm(forms.ModelForm):
+    definition = forms.JSONField(
+        initial=empty_definition,
+        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "style": "font-family: monospace"}),
+        help_text="The definition document: trigger, steps and settings (docs/automations.md).",
+    )
+
+    class Meta:
+        model = Automation
+        fields = ("owner", "name", "enabled", "definition")
+
+    def clean_definition(self):
+        document = self.cleaned_data["definition"]
+        problems = definitions.errors(document)
+        if problems:
+            raise forms.ValidationError(problems)
+        return document
+
+
+@admin.register(Automation)
+class AutomationAdmin(admin.ModelAdmin):
+    form = AutomationForm
+    list_display = ("name", "owner", "enabled", "steps_count", "runs_link", "updated_at")
+    list_filter = ("enabled",)
+    search_fields = ("name", "owner__username", "owner__email")
+    readonly_fields = ("webhook_url", "web_service_url", "created_at", "updated_at")
+    actions = ("turn_on", "turn_off", "reset_processing")
+    autocomplete_fields = ()
+
+    @admin.display(description="steps")
+    def steps_count(self, automation):
+        return len(automation.definition.get("steps", []))
+
+    @admin.display(description="Execution History")
+    def runs_link(self, automation):
+        url = reverse("admin:automations_run_changelist") + f"?automation__id__exact={automation.pk}"
+        return format_html('<a href="{}">runs</a>', url)
+
+    @admin.display(description="webhook URL")
+    def webhook_url(self, automation):
+        return services.hook_url(automation) if automation.pk else "issued when saved"
+
+    @admin.display(description="web service URL")
+    def web_service_url(self, automation):
+        return services.web_service_url(automation) if automation.pk else "issued when saved"
+
+    def save_model(self, request, automation, form, change):
+        """On and off go through the services, so that turning on replays kept deliveries."""
+        wanted = automation.enabled
+        with transaction.atomic():
+            if not change:
+                automation.issue_keys()
+                automation.enabled = False
+                automation.save()
+            else:
+                automation.enabled = Automation.objects.get(pk=automation.pk).enabled
+                automation.save()
+            if wanted and not automation.enabled:
+                services.turn_on(automation=automation)
+            elif automation.enabled and not wanted:
+                services.turn_off(automation=automation)
+
+    @admin.action(description="Turn on (replays kept deliveries)")
+    def turn_on(self, request, queryset):
+        for automation in queryset:
+            services.turn_on(automation=automation)
+        self.message_user(request, f"{queryset.count()} automation(s) on.")
+
+    @admin.action(description="Turn off (deliveries are kept)")
+    def turn_off(self, request, queryset):
+        for automation in queryset:
+            services.turn_off(automation=automation)
+        self.message_user(request, f"{queryset.count()} automation(s) off.")
+
+    @admin.action(description="Processing > Reset: discard unprocessed deliveries, retries, trigger state and This-automation rows")
+    def reset_processing(self, request, queryset):
+        for automation in queryset:
+            try:
+                services.reset(automation=automation)
+            except NotOff as error:
+                self.message_user(request, f"{automation}: {error}.", messages.ERROR)
+            else:
+                self.message_user(request, f"{automation}: reset.")
+
+
+class SuppressedFilter(admin.SimpleListFilter):
+    title = "suppressed duplicates"
+    parameter_name = "suppressed"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "some suppressed")]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(suppressed_count__gt=0) if self.value() == "yes" else queryset
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    """Execution History: each run with its trigger data, each step's result and error, and the Suppressed count."""
+
+    list_display = ("pk", "automation", "source", "status", "attempt", "suppressed_count", "started_at", "finished_at")
+    list_filter = ("status", "source", SuppressedFilter, "automation")
+    search_fields = ("automation__name", "error")
+    date_hierarchy = "started_at"
+    fields = ("automation", "source", "status", "attempt", "suppressed_count", "started_at", "finished_at", "error",
+              "trigger_data", "step_results")
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="trigger data")
+    def trigger_data(self, run):
+        return format_html("<pre>{}</pre>", json.dumps(run.trigger, indent=2, ensure_ascii=False)[:100_000])
+
+    @admin.display(description="steps")
+    def step_results(self, run):
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td><td>{}</td></tr>",
+            (
+                (step["id"], step["kind"], step.get("status", ""),
+                 json.dumps(step.get("output"), indent=2, ensure_ascii=False)[:20_000], step.get("error", "") or step.get("note", ""))
+                for step in run.steps
+            ),
+        )
+        return format_html("<table><tr><th>step</th><th>kind</th><th>status</th><th>output</th><th>error</th></tr>{}</table>", rows)
+
+
+@admin.register(LookupRow)
+class LookupRowAdmin(admin.ModelAdmin):
+    list_display = ("pk", "table", "owner", "automation", "updated_at")
+    list_filter = ("table",)
+    search_fields = ("table", "owner__username")

@@ -1,0 +1,85 @@
+"""Django admin for automations: create and edit with a validated definition, on and off, reset, Execution History."""
+import json
+
+import pytest
+
+from automations import services
+from automations.models import Automation, LookupRow, Run
+from hooks.models import Delivery, Maintenance
+from hooks.tests.test_processing import RECORD, deliver, process
+
+pytestmark = pytest.mark.django_db
+
+
+def form(owner, **changes):
+    data = {"owner": owner.pk, "name": "From admin", "definition": json.dumps({"trigger": {"type": "webhook"}, "steps": RECORD})}
+    data.update(changes)
+    return data
+
+
+def test_staff_create_an_automation_and_see_its_urls(staff_client, owner):
+    response = staff_client.post("/admin/automations/automation/add/", form(owner))
+    assert response.status_code == 302
+    automation = Automation.objects.get()
+    assert not automation.enabled
+    page = staff_client.get(f"/admin/automations/automation/{automation.pk}/change/").content.decode()
+    assert services.hook_url(automation) in page
+    assert services.web_service_url(automation) in page
+
+
+def test_a_bad_definition_is_refused_with_the_path_of_each_error(staff_client, owner):
+    bad = json.dumps({"trigger": {"type": "webhook"}, "steps": [{"id": "a", "kind": "http_request"}]})
+    response = staff_client.post("/admin/automations/automation/add/", form(owner, definition=bad))
+    assert response.status_code == 200
+    assert "$.steps[0]: &#x27;url&#x27; is a required property" in response.content.decode()
+    assert not Automation.objects.exists()
+
+
+def test_turning_on_in_the_form_replays_kept_deliveries(staff_client, make_automation, eager_tasks, django_capture_on_commit_callbacks):
+    automation = make_automation(RECORD, enabled=False)
+    deliver(automation)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.post(
+            f"/admin/automations/automation/{automation.pk}/change/",
+            form(automation.owner, name=automation.name, enabled="on", definition=json.dumps(automation.definition)),
+        )
+    assert response.status_code == 302
+    assert Delivery.objects.get().status == Delivery.Status.DONE
+
+
+def test_the_reset_action_needs_the_automation_off(staff_client, make_automation):
+    on, off = make_automation(RECORD), make_automation(RECORD, enabled=False, name="off one")
+    for automation in (on, off):
+        deliver(automation)
+    LookupRow.objects.create(owner=off.owner, automation=off, table="t", data={})
+    response = staff_client.post("/admin/automations/automation/", {"action": "reset_processing", "_selected_action": [on.pk, off.pk]}, follow=True)
+    assert "turn the automation off before resetting it" in response.content.decode()
+    assert list(Delivery.objects.values_list("automation", flat=True)) == [on.pk]
+    assert not LookupRow.objects.exists()
+
+
+def test_execution_history_shows_runs_with_trigger_steps_errors_and_suppressed(staff_client, make_automation):
+    automation = make_automation(RECORD)
+    first = process(deliver(automation))
+    process(deliver(automation))
+    response = staff_client.get("/admin/automations/run/", {"automation__id__exact": automation.pk, "suppressed": "yes"})
+    assert response.status_code == 200
+    page = staff_client.get(f"/admin/automations/run/{first.run.pk}/change/").content.decode()
+    assert "a@example.com" in page and "lookup_rows" in page
+    assert Run.objects.get().suppressed_count == 1
+
+
+def test_pending_retries_and_deliveries_are_listed(staff_client, make_automation):
+    automation = make_automation(RECORD, enabled=False)
+    deliver(automation)
+    assert staff_client.get("/admin/hooks/delivery/", {"status": "pending"}).status_code == 200
+
+
+def test_the_maintenance_switch(staff_client, make_automation, client):
+    automation = make_automation(RECORD)
+    path = "/" + services.hook_url(automation).split("/", 3)[3]
+    assert staff_client.post("/admin/hooks/maintenance/add/", {"active": "on", "note": "db upgrade"}).status_code == 302
+    assert client.post(path).status_code == 503
+    maintenance = Maintenance.objects.get()
+    staff_client.post(f"/admin/hooks/maintenance/{maintenance.pk}/change/", {"note": "done"})
+    assert client.post(path).status_code == 200
