@@ -12,10 +12,16 @@ from automations.exceptions import NotOff, QuotaExceeded
 from automations.models import Automation, LookupRow, Run, WebServiceUsage
 
 
+def _stored(document: dict) -> dict:
+    """The validated document as stored: its name lives on the automation, not in the definition."""
+    definitions.validate(document)
+    return {key: value for key, value in document.items() if key != "name"}
+
+
 @transaction.atomic
 def create_automation(*, owner, name: str, definition: dict, enabled: bool = False) -> Automation:
     """A new automation with fresh URL keys; the definition is validated first."""
-    automation = Automation(owner=owner, name=name, definition=definitions.validate(definition), enabled=False)
+    automation = Automation(owner=owner, name=name, definition=_stored(definition), enabled=False)
     automation.issue_keys()
     automation.save()
     if enabled:
@@ -26,7 +32,7 @@ def create_automation(*, owner, name: str, definition: dict, enabled: bool = Fal
 @transaction.atomic
 def update_automation(*, automation: Automation, name: str | None = None, definition: dict | None = None) -> Automation:
     if definition is not None:
-        automation.definition = definitions.validate(definition)
+        automation.definition = _stored(definition)
     if name is not None:
         automation.name = name
     automation.save()

@@ -1,0 +1,60 @@
+"""import_automation and export_automation: the same document in and out."""
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from automations import services
+from automations.models import Automation
+from hooks.tests.test_processing import RECORD
+
+pytestmark = pytest.mark.django_db
+
+DOCUMENT = {"name": "Record signups", "trigger": {"type": "webhook"}, "steps": RECORD, "settings": {"suppress_duplicates": False}}
+
+
+def run(*args):
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_import_creates_prints_the_urls_and_export_writes_the_same_document(tmp_path, owner):
+    source = tmp_path / "a.json"
+    source.write_text(json.dumps(DOCUMENT))
+    printed = run("import_automation", str(source), "--owner", "owner", "--on")
+    automation = Automation.objects.get()
+    assert automation.enabled and automation.name == "Record signups"
+    assert services.hook_url(automation) in printed
+    assert services.web_service_url(automation) in printed
+    assert json.loads(run("export_automation", str(automation.pk))) == DOCUMENT
+
+
+def test_import_again_updates_by_owner_and_name_and_keeps_the_urls(tmp_path, owner):
+    source = tmp_path / "a.json"
+    source.write_text(json.dumps(DOCUMENT))
+    run("import_automation", str(source), "--owner", "owner")
+    url = services.hook_url(Automation.objects.get())
+    source.write_text(json.dumps({**DOCUMENT, "steps": RECORD[:1]}))
+    assert "updated automation" in run("import_automation", str(source), "--owner", "owner")
+    automation = Automation.objects.get()
+    assert len(automation.definition["steps"]) == 1
+    assert services.hook_url(automation) == url
+
+
+def test_a_bad_document_is_rejected_with_paths_and_changes_nothing(tmp_path, owner):
+    source = tmp_path / "bad.json"
+    source.write_text(json.dumps({**DOCUMENT, "steps": [{"id": "x", "kind": "respond", "status": 1}]}))
+    with pytest.raises(CommandError, match=r"\$\.steps\[0\]\.status"):
+        run("import_automation", str(source), "--owner", "owner")
+    assert not Automation.objects.exists()
+
+
+def test_import_needs_a_known_owner_and_a_name(tmp_path, owner):
+    source = tmp_path / "a.json"
+    source.write_text(json.dumps({k: v for k, v in DOCUMENT.items() if k != "name"}))
+    with pytest.raises(CommandError, match="name"):
+        run("import_automation", str(source), "--owner", "owner")
+    with pytest.raises(CommandError, match="no user"):
+        run("import_automation", str(source), "--owner", "nobody", "--name", "x")
