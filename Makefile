@@ -30,6 +30,7 @@ run: install
 	@DJANGO_SUPERUSER_PASSWORD=admin $(BIN)/python manage.py createsuperuser --noinput \
 		--username admin --email admin@example.com >/dev/null 2>&1 \
 		&& echo "created staff user admin (password: admin)" || true
+	@$(BIN)/python manage.py import_automation automations/demo/record-and-answer.json --owner admin --on
 	@echo
 	@echo "Flowgate is starting on $$BASE_URL"
 	@echo "  catalog feed  $$BASE_URL/catalog/v1/apps"
@@ -37,6 +38,7 @@ run: install
 	@echo "  bulk          $$BASE_URL/catalog/v1/bulk"
 	@echo "  OpenAPI       $$BASE_URL/catalog/v1/openapi.json"
 	@echo "  admin         $$BASE_URL/admin/  (admin / admin on a fresh demo)"
+	@echo "  try the demo automation: curl -d '{\"email\": \"ada@example.com\"}' <its web service or webhook URL above>"
 	@echo
 	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/honcho start -f Procfile
 
