@@ -279,5 +279,8 @@ LOGGING = {
         # 4xx answers of public URLs are normal traffic, not warnings; 5xx still log.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
+        # httpx logs every request URL at INFO, and URLs in HTTP request steps may carry secrets.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
     },
 }

@@ -83,8 +83,12 @@ def _claim(delivery_id: int) -> uuid.UUID | None:
     token, now = uuid.uuid4(), timezone.now()
     due = Q(status=Delivery.Status.PENDING) & (Q(not_before__isnull=True) | Q(not_before__lte=now))
     lost = Q(status=Delivery.Status.RUNNING, lease_until__lt=now)
+    if not Automation.objects.filter(enabled=True, deliveries__pk=delivery_id).exists():
+        return None  # off (kept for replay) or deleted
+    # Conditions on the row's own columns only: PostgreSQL re-checks those against a concurrent
+    # claimer's committed row, but not a subquery (which a join in the filter would become).
     claimed = (
-        Delivery.objects.filter(due | lost, pk=delivery_id, automation__enabled=True)
+        Delivery.objects.filter(due | lost, pk=delivery_id)
         .update(
             status=Delivery.Status.RUNNING,
             claim=token,

@@ -1,0 +1,98 @@
+"""The whole service as separate processes for end-to-end tests: gunicorn, a Celery worker and beat."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until(predicate, timeout: float = 30, interval: float = 0.1, message: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {message}")
+
+
+class Stack:
+    """Web, worker and beat on the test database and the test Redis; each process in its own session."""
+
+    def __init__(self, tmp_path: Path, **overrides: str):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        database = connection.settings_dict
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "SECRET_KEY": settings.SECRET_KEY,
+            "URL_KEY_SECRET": settings.URL_KEY_SECRET,
+            "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+            "REDIS_URL": settings.REDIS_URL,
+            "BASE_URL": self.base,
+            "FLOWGATE_VAR_DIR": str(tmp_path),
+            "LOG_LEVEL": "WARNING",
+            **overrides,
+        }
+        self.logs = tmp_path
+        self.processes: dict[str, subprocess.Popen] = {}
+
+    def _start(self, name: str, *command: str) -> None:
+        log = open(self.logs / f"{name}.log", "ab")
+        self.processes[name] = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def start_web(self) -> None:
+        self._start("web", sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{self.port}",
+                    "--workers", "2", "--log-level", "warning")
+        wait_until(self._answers, 30, 0.2, "gunicorn to answer")
+
+    def start_worker(self) -> None:
+        self._start("worker", sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency", "2",
+                    "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--pool", "prefork")
+
+    def start_beat(self) -> None:
+        self._start("beat", sys.executable, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO",
+                    "--schedule", str(self.logs / "beat-schedule"))
+
+    def kill(self, name: str) -> None:
+        """SIGKILL the process and its children: no shutdown, no acknowledgements, no requeue."""
+        process = self.processes.pop(name)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+    def stop(self) -> None:
+        for name, process in list(self.processes.items()):
+            os.killpg(process.pid, signal.SIGTERM)
+        for name, process in list(self.processes.items()):
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        self.processes.clear()
+
+    def log(self, name: str) -> str:
+        return (self.logs / f"{name}.log").read_text(errors="replace")
+
+    def _answers(self) -> bool:
+        try:
+            return urllib.request.urlopen(f"{self.base}/healthz", timeout=1).status == 200
+        except OSError:
+            return False

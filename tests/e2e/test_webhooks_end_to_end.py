@@ -1,0 +1,196 @@
+"""Webhooks end to end: gunicorn, a real Celery worker and beat on PostgreSQL and Redis.
+
+Deliveries run, off-then-on replays in order, suppression, reset, delete,
+chunked and oversized bodies through a real server, and the fault test:
+the worker is killed with SIGKILL in the middle of runs, and every delivery
+that got a 200 still ends with exactly one successful run.
+"""
+import http.client
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from automations import services as automation_services
+from automations.models import LookupRow, Run
+from hooks.models import Delivery
+from tests.e2e.stack import Stack, wait_until
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not settings.REDIS_URL or connection.vendor != "postgresql", reason="end-to-end tests run on PostgreSQL and Redis"
+    ),
+]
+
+RECORD = [
+    {"id": "row", "kind": "lookup_rows", "table": "seen", "scope": "account", "action": "add", "values": {"n": "{{trigger.body.n}}"}},
+]
+
+
+@pytest.fixture
+def stack(tmp_path):
+    running = Stack(tmp_path, DELIVERY_SWEEP_SECONDS="1", DELIVERY_LEASE_SECONDS="6", HTTP_STEP_ALLOW_PRIVATE="1")
+    running.start_web()
+    running.start_worker()
+    running.start_beat()
+    yield running
+    running.stop()
+
+
+def hook_url(stack, automation):
+    return stack.base + urlsplit(automation_services.hook_url(automation)).path
+
+
+def post(url, body, **headers):
+    return httpx.post(url, content=body if isinstance(body, bytes) else json.dumps(body).encode(),
+                      headers={"Content-Type": "application/json", **headers}, timeout=30)
+
+
+def settled(automation_id, expected):
+    """All of the automation's deliveries are done or suppressed, and there are as many as expected."""
+    states = list(Delivery.objects.filter(automation_id=automation_id).values_list("status", flat=True))
+    return len(states) == expected and set(states) <= {"done", "suppressed"}
+
+
+def test_deliveries_run_in_the_worker(stack, make_automation):
+    automation = make_automation(RECORD)
+    url = hook_url(stack, automation)
+    for n in range(20):
+        response = post(url, {"n": n})
+        assert (response.status_code, response.content) == (200, b"")
+        assert response.headers["X-Flowgate-Delivery-Id"]
+    wait_until(lambda: settled(automation.pk, 20), 60, message="20 deliveries to run")
+    runs = list(Run.objects.values_list("pk", "status", "attempt", "error", "started_at", "finished_at"))
+    assert Run.objects.filter(status="succeeded").count() == 20, runs
+    assert sorted(row.data["n"] for row in LookupRow.objects.all()) == list(range(20))
+
+
+def test_deliveries_kept_while_off_replay_in_arrival_order(stack, make_automation):
+    automation = make_automation(RECORD, enabled=False)
+    url = hook_url(stack, automation)
+    for n in range(10):
+        assert post(url, {"n": n}).status_code == 200
+    time.sleep(2)  # two sweeps: nothing runs while it is off
+    assert not Run.objects.exists()
+    automation_services.turn_on(automation=automation)
+    wait_until(lambda: settled(automation.pk, 10), 60, message="kept deliveries to replay")
+    assert [row.data["n"] for row in LookupRow.objects.order_by("pk")] == list(range(10))
+
+
+def test_identical_deliveries_after_a_success_are_suppressed_even_together(stack, make_automation):
+    automation = make_automation(RECORD)
+    url = hook_url(stack, automation)
+    assert post(url, {"n": 1}).status_code == 200
+    wait_until(lambda: settled(automation.pk, 1), 30, message="the first run")
+    with ThreadPoolExecutor(4) as pool:
+        assert [r.status_code for r in pool.map(lambda _: post(url, {"n": 1}), range(4))] == [200] * 4
+    wait_until(lambda: settled(automation.pk, 5), 30, message="the duplicates")
+    assert Delivery.objects.filter(status="suppressed").count() == 4
+    assert Run.objects.get().suppressed_count == 4
+
+
+def test_reset_discards_what_was_kept_and_delete_answers_404(stack, make_automation):
+    automation = make_automation(RECORD, enabled=False)
+    url = hook_url(stack, automation)
+    for n in range(3):
+        post(url, {"n": n})
+    automation_services.reset(automation=automation)
+    automation_services.turn_on(automation=automation)
+    time.sleep(2)
+    assert not Delivery.objects.exists() and not Run.objects.exists()
+    automation_services.delete_automation(automation=automation)
+    assert post(url, {"n": 9}).status_code == 404
+
+
+def test_chunked_bodies_are_read_and_oversized_ones_refused(stack, make_automation, tmp_path):
+    automation = make_automation(RECORD)
+    path = urlsplit(automation_services.hook_url(automation)).path
+
+    def send_chunked(chunks):
+        connection_ = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=30)
+        connection_.request("POST", path, body=iter(chunks), headers={"Content-Type": "application/json"}, encode_chunked=True)
+        response = connection_.getresponse()
+        response.read()
+        connection_.close()
+        return response.status
+
+    assert send_chunked([b'{"n":', b" 42}"]) == 200
+    wait_until(lambda: settled(automation.pk, 1), 30, message="the chunked delivery")
+    assert LookupRow.objects.get().data == {"n": 42}
+
+
+def test_an_oversized_chunked_body_gets_413(tmp_path, make_automation):
+    running = Stack(tmp_path, HOOK_MAX_BODY_BYTES="100000")
+    running.start_web()
+    try:
+        automation = make_automation(RECORD)
+        path = urlsplit(automation_services.hook_url(automation)).path
+        connection_ = http.client.HTTPConnection("127.0.0.1", running.port, timeout=30)
+        connection_.request("POST", path, body=iter([b"x" * 60000] * 3), encode_chunked=True)
+        assert connection_.getresponse().status == 413
+        connection_.close()
+        declared = httpx.post(running.base + path, content=b"x" * 100001)
+        assert declared.status_code == 413
+        assert not Delivery.objects.exists()
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def slow_app():
+    """Another app that takes a moment to answer, so that the worker is killed in the middle of runs."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            time.sleep(0.05)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/slow"
+    server.shutdown()
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_completes_nothing_twice(stack, make_automation, slow_app):
+    automation = make_automation(
+        [{"id": "call", "kind": "http_request", "method": "POST", "url": slow_app, "json": {"n": "{{trigger.body.n}}"}}, *RECORD],
+        settings={"suppress_duplicates": False},
+    )
+    url = hook_url(stack, automation)
+    accepted = []
+
+    def send(n):
+        response = post(url, {"n": n})
+        if response.status_code == 200:
+            accepted.append(response.headers["X-Flowgate-Delivery-Id"])
+
+    for n in range(60):
+        send(n)
+        if n in (20, 40):
+            wait_until(lambda: Delivery.objects.filter(automation=automation, status="running").exists(), 20, 0.01,
+                       "a run in progress")
+            stack.kill("worker")  # SIGKILL in the middle of a run
+            stack.start_worker()
+    wait_until(lambda: settled(automation.pk, 60), 120, 0.5, "every accepted delivery to complete")
+    assert len(accepted) == 60
+    done = Delivery.objects.filter(automation=automation)
+    assert {str(d.public_id) for d in done} == set(accepted)
+    succeeded = Run.objects.filter(automation=automation, status="succeeded")
+    assert succeeded.count() == 60  # exactly one successful run per delivery
+    assert sorted(Delivery.objects.values_list("run_id", flat=True)) == sorted(succeeded.values_list("pk", flat=True))
+    assert Run.objects.filter(status="abandoned").exists()  # the kills did land mid-run
