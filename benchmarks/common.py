@@ -30,9 +30,9 @@ def manage(env: dict, *args: str) -> str:
     return subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
 
 
-def start_gunicorn(env: dict, port: int, workers: int = int(os.environ.get("BENCH_WORKERS", "2"))) -> subprocess.Popen:
+def start_gunicorn(env: dict, port: int, workers: int = int(os.environ.get("BENCH_WORKERS", "2")), app: str = "config.wsgi") -> subprocess.Popen:
     process = subprocess.Popen(
-        [PYTHON, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning"],
+        [PYTHON, "-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning"],
         cwd=ROOT, env=env,
     )
     for _ in range(100):
@@ -57,4 +57,8 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
     scale = {"us": 0.001, "ms": 1, "s": 1000}[p99[2]]
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"rps": rps, "p99_ms": float(p99[1]) * scale, "errors": int(non2xx[1]) if non2xx else 0}
+    requests = int(re.search(r"(\d+) requests in", out)[1])
+    errors = int(non2xx[1]) if non2xx else 0
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    return {"rps": rps, "p99_ms": float(p99[1]) * scale, "errors": errors, "requests": requests,
+            "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0}

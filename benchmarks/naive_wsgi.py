@@ -1,0 +1,62 @@
+"""gunicorn app for the webhook benchmark: Flowgate as shipped, plus the naive durable view at /naive-{key}.
+
+The naive view is the baseline of issue 3: per request one indexed SELECT,
+one INSERT committed on its own, and one Celery .delay. It is served by the
+same Django, middleware and gunicorn as the real webhook URL.
+"""
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from django.core.wsgi import get_wsgi_application  # noqa: E402
+
+application = get_wsgi_application()
+
+import hashlib  # noqa: E402
+from importlib import import_module  # noqa: E402
+
+from django.http import HttpResponse  # noqa: E402
+from django.urls import re_path  # noqa: E402
+from django.views.decorators.csrf import csrf_exempt  # noqa: E402
+
+from automations import keys  # noqa: E402
+from automations.models import Automation  # noqa: E402
+from config import hosts  # noqa: E402
+from hooks import tasks  # noqa: E402
+from hooks.models import Delivery  # noqa: E402
+
+
+@csrf_exempt
+def naive(request, key):
+    automation = Automation.objects.filter(hook_key_digest=keys.digest(key)).first()
+    if automation is None:
+        return HttpResponse(status=404)
+    body = request.body
+    delivery = Delivery.objects.create(
+        automation=automation, method=request.method, path=request.path, query_string="", content_type="",
+        body=body, body_digest=hashlib.sha256(body).hexdigest(),
+    )
+    tasks.process_delivery.delay(delivery.pk)
+    return HttpResponse(status=200)
+
+
+class _Urls:
+    def __init__(self, base):
+        if isinstance(base, str):
+            base = import_module(base)
+        self.urlpatterns = [re_path(r"^naive-(?P<key>[^/]+)$", naive), *base.urlpatterns]
+
+
+_original, _built = hosts.urlconf_for, {}
+
+
+def urlconf_for(roles):
+    if roles not in _built:
+        _built[roles] = _Urls(_original(roles))
+    return _built[roles]
+
+
+hosts.urlconf_for = urlconf_for

@@ -1,0 +1,96 @@
+"""Webhook accept throughput and p99 beside (a) an empty Django view and (b) a naive durable view.
+
+Run: .venv/bin/python benchmarks/webhooks.py [--seconds 8] [--rounds 2]
+Same gunicorn (2 sync workers), PostgreSQL and Redis for all three:
+(a) /healthz; (b) /naive-{key}: one indexed SELECT, one INSERT with its own
+commit, one Celery .delay per request (benchmarks/naive_wsgi.py); and the
+real /automation-{key}. At 4 and 32 connections. Afterwards a worker drains
+the queue and the script checks that 200s sent = delivery rows = runs.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import time
+
+from common import PYTHON, ROOT, bench_env, manage, start_gunicorn, wrk
+
+PORT = 8932
+SETUP = """
+from django.contrib.auth import get_user_model
+from automations import services
+user = get_user_model().objects.create_user("bench")
+a = services.create_automation(owner=user, name="bench", enabled=True, definition={
+    "trigger": {"type": "webhook"}, "settings": {"suppress_duplicates": False},
+    "steps": [{"id": "v", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}}]})
+print(services.hook_url(a).rsplit("automation-", 1)[1])
+"""
+COUNT = """
+from hooks.models import Delivery
+from automations.models import Run
+import json
+print(json.dumps({"deliveries": Delivery.objects.count(), "done": Delivery.objects.filter(status="done").count(),
+                  "runs": Run.objects.count(), "succeeded": Run.objects.filter(status="succeeded").count()}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    env = bench_env("flowgate_bench_hooks", PORT)
+    subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)
+    manage(env, "migrate", "--noinput")
+    key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
+    server = start_gunicorn(env, PORT, app="benchmarks.naive_wsgi:application")
+    base = f"http://127.0.0.1:{PORT}"
+    cases = {
+        "(a) empty view /healthz": (f"{base}/healthz", None),
+        "(b) naive durable view": (f"{base}/naive-{key}", "post.lua"),
+        "Flowgate /automation-{key}": (f"{base}/automation-{key}", "post.lua"),
+    }
+    results = {(name, c): [] for name in cases for c in (4, 32)}
+    try:
+        for _ in range(args.rounds):
+            for connections in (4, 32):
+                for name, (url, script) in cases.items():
+                    results[(name, connections)].append(wrk(url, connections=connections, seconds=args.seconds, script=script))
+    finally:
+        server.terminate()
+        server.wait()
+
+    accepted = sum(r["requests"] - r["errors"] for (name, _), runs in results.items() if name != "(a) empty view /healthz" for r in runs)
+    worker = subprocess.Popen([PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"],
+                              cwd=ROOT, env=env)
+    try:
+        last = None
+        for _ in range(600):
+            counts = json.loads(manage(env, "shell", "-c", COUNT).strip().splitlines()[-1])
+            if counts["done"] == counts["deliveries"] or counts == last and counts["done"] == counts["deliveries"]:
+                break
+            last = counts
+            time.sleep(2)
+    finally:
+        worker.terminate()
+        worker.wait()
+
+    print(f"\n{args.rounds} rounds x {args.seconds} s, median of rounds; wrk -t1")
+    print("| case | connections | req/s | p99 ms | vs (a) | vs (b) | errors |")
+    print("|---|---|---|---|---|---|---|")
+    for connections in (4, 32):
+        empty = statistics.median(r["rps"] for r in results[("(a) empty view /healthz", connections)])
+        naive = statistics.median(r["rps"] for r in results[("(b) naive durable view", connections)])
+        for name in cases:
+            runs = results[(name, connections)]
+            rps = statistics.median(r["rps"] for r in runs)
+            p99 = statistics.median(r["p99_ms"] for r in runs)
+            errors = sum(r["errors"] + r["socket_errors"] for r in runs)
+            print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {rps / naive:.0%} | {errors} |")
+    print(f"\n200s answered by (b) and Flowgate: {accepted}; after the worker drained the queue: {counts}")
+
+
+if __name__ == "__main__":
+    main()
