@@ -5,7 +5,8 @@ import pytest
 from django.core.cache import cache
 
 from catalog import ratelimits, serving
-from hooks import maintenance
+from automations import selectors
+from hooks import intake, maintenance
 
 
 @pytest.fixture(autouse=True)
@@ -15,9 +16,11 @@ def _clean_state():
     serving.reset()
     ratelimits.reset()
     maintenance.reset()
+    selectors.forget_hook_keys()
     yield
     serving.reset()
     ratelimits.reset()
+    intake.stop()  # its threads hold connections of their own, which would outlive the test database
 
 
 def app_doc(slug: str, **fields) -> dict:

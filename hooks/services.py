@@ -16,7 +16,7 @@ from django.utils import timezone
 from automations import engine
 from automations import services as automation_services
 from automations.models import Automation, Run
-from hooks import tasks
+from hooks import intake, tasks
 from hooks.incoming import Incoming
 from hooks.models import Delivery
 from hooks.trigger import trigger_data
@@ -33,7 +33,7 @@ def handshake_response(request: HttpRequest, incoming: Incoming) -> HttpResponse
         response = HttpResponse(status=200)
         response["X-Hook-Secret"] = secret
         return response
-    if incoming.body[:1] in (b"{", b" ", b"\n", b"\r", b"\t") and len(incoming.body) < 64 * 1024:
+    if b'"challenge"' in incoming.body[:1024] and len(incoming.body) < 64 * 1024:
         try:
             document = json.loads(incoming.body)
         except ValueError:
@@ -43,21 +43,23 @@ def handshake_response(request: HttpRequest, incoming: Incoming) -> HttpResponse
     return None
 
 
-def accept_delivery(*, automation: Automation, incoming: Incoming) -> Delivery:
-    """Store the delivery; its run is queued once the row is committed (kept, not queued, while the automation is off)."""
-    with transaction.atomic():
-        delivery = Delivery.objects.create(
-            automation=automation,
-            method=incoming.method,
-            path=incoming.path[:2048],
-            query_string=incoming.query_string,
-            content_type=incoming.content_type[:255],
-            body=incoming.body,
-            body_digest=hashlib.sha256(incoming.body).hexdigest(),
-        )
-        if automation.enabled:
-            # robust: a broker that is down must not turn a committed delivery into a 500; the sweeper queues it.
-            transaction.on_commit(lambda: tasks.process_delivery.delay(delivery.pk), robust=True)
+def accept_delivery(*, automation_id: int, incoming: Incoming) -> Delivery:
+    """Store the delivery and queue its run; returns once the row is committed (hooks/intake.py).
+
+    The run is queued whether the automation is on or off: off, the task
+    leaves the delivery kept for replay. Raises intake.AutomationGone when
+    the automation was deleted a moment ago.
+    """
+    delivery = Delivery(
+        automation_id=automation_id,
+        method=incoming.method,
+        path=incoming.path[:2048],
+        query_string=incoming.query_string,
+        content_type=incoming.content_type[:255],
+        body=incoming.body,
+        body_digest=hashlib.sha256(incoming.body).hexdigest(),
+    )
+    intake.store(delivery)
     return delivery
 
 

@@ -9,6 +9,15 @@ def process_delivery(delivery_id: int) -> None:
     services.process_delivery(delivery_id=delivery_id)
 
 
+@shared_task(name="hooks.process_deliveries")
+def process_deliveries(delivery_ids: list[int]) -> None:
+    """Run deliveries committed together, in order; any left unrun (a worker killed) the sweeper requeues."""
+    from hooks import services
+
+    for delivery_id in delivery_ids:
+        services.process_delivery(delivery_id=delivery_id)
+
+
 @shared_task(name="hooks.replay_kept")
 def replay_kept(automation_id: int) -> None:
     from hooks import services

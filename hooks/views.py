@@ -6,6 +6,7 @@ from automations import selectors
 from automations.exceptions import WebServiceError
 from hooks import maintenance, services, webservice
 from hooks.exceptions import BodyTooLarge
+from hooks.intake import AutomationGone
 from hooks.incoming import incoming
 
 HOOK_METHODS = ("GET", "POST", "PUT", "HEAD", "OPTIONS")
@@ -32,8 +33,8 @@ def receive(request: HttpRequest, key: str) -> HttpResponse:
         response = HttpResponse(status=405)
         response["Allow"] = ", ".join(HOOK_METHODS)
         return response
-    automation = selectors.automation_for_hook_key(key)
-    if automation is None:
+    automation_id = selectors.automation_id_for_hook_key(key)
+    if automation_id is None:
         return HttpResponse(status=404)
     if request.method in ("HEAD", "OPTIONS"):
         return _cors(HttpResponse(status=200), request, ", ".join(HOOK_METHODS))
@@ -43,7 +44,11 @@ def receive(request: HttpRequest, key: str) -> HttpResponse:
         return HttpResponse(status=413)
     if handshake := services.handshake_response(request, inbound):
         return _cors(handshake, request, "")
-    delivery = services.accept_delivery(automation=automation, incoming=inbound)
+    try:
+        delivery = services.accept_delivery(automation_id=automation_id, incoming=inbound)
+    except AutomationGone:  # deleted since its key was remembered
+        selectors.forget_hook_key(key)
+        return HttpResponse(status=404)
     response = HttpResponse(status=200)  # SPEC 4.2: 200 with an empty body, sent after the row is committed
     response[DELIVERY_HEADER] = str(delivery.public_id)
     return _cors(response, request, "")

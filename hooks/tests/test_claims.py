@@ -14,7 +14,7 @@ def test_of_workers_claiming_one_delivery_together_exactly_one_gets_it(make_auto
     if connection.vendor != "postgresql":
         pytest.skip("row-level concurrency is PostgreSQL's (SQLite serializes every writer)")
     automation = make_automation([])
-    delivery = services.accept_delivery(automation=automation, incoming=Incoming("POST", "/", "", "", b"x"))
+    delivery = services.accept_delivery(automation_id=automation.pk, incoming=Incoming("POST", "/", "", "", b"x"))
     start, tokens = threading.Barrier(8), []
 
     def claim():

@@ -20,7 +20,7 @@ RECORD = [
 
 def deliver(automation, body=b'{"email": "a@example.com", "n": 1}', query="", content_type="application/json"):
     return services.accept_delivery(
-        automation=automation, incoming=Incoming("POST", "/automation-k", query, content_type, body)
+        automation_id=automation.pk, incoming=Incoming("POST", "/automation-k", query, content_type, body)
     )
 
 

@@ -151,9 +151,17 @@ def test_maintenance_mode_answers_503_from_the_setting_or_the_admin_switch(clien
     assert client.post(hook_path(automation)).status_code == 200
 
 
-def test_deliveries_to_an_automation_that_is_off_are_kept_not_queued(client, make_automation, django_capture_on_commit_callbacks):
+def test_deliveries_to_an_automation_that_is_off_are_kept(client, make_automation, eager_tasks, django_capture_on_commit_callbacks):
     automation = make_automation([], enabled=False)
-    with django_capture_on_commit_callbacks() as queued:
+    with django_capture_on_commit_callbacks(execute=True) as queued:
         assert client.post(hook_path(automation), data=b"1", content_type="text/plain").status_code == 200
+    assert len(queued) == 1  # its task runs, sees the automation off, and leaves the delivery kept
     assert Delivery.objects.get().status == Delivery.Status.PENDING
-    assert queued == []
+
+
+def test_a_key_remembered_from_before_a_delete_still_gets_404(client, automation):
+    path = hook_path(automation)
+    assert client.post(path, data=b"1", content_type="text/plain").status_code == 200
+    automation_services.delete_automation(automation=automation)
+    assert client.post(path, data=b"2", content_type="text/plain").status_code == 404
+    assert not Delivery.objects.exists()

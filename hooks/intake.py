@@ -1,0 +1,205 @@
+"""Storing accepted deliveries with group commit, and queueing their runs in batches.
+
+Every accepted webhook needs its row committed before the 200 goes out
+(DESIGN.md contract 1). One INSERT and one commit per request, and one broker
+publish per request, cost most of a webhook's time (benchmarks/RESULTS.md).
+So in each web process one writer thread commits the rows of all requests
+waiting at that moment in one multi-row INSERT and one transaction, then
+wakes each request; and one dispatcher thread sends the ids committed
+meanwhile as one task. A request never waits for more than the commit it
+is part of: at low traffic a batch is one row.
+
+A request that is itself inside a transaction (a test, a shell) stores its
+row in that transaction and queues its run on commit, as Django does.
+
+If a web process dies after committing but before publishing, the sweeper
+queues the deliveries (hooks.services.sweep). If a batch fails, its rows are
+retried one by one so that only the faulty row (say, of an automation deleted
+a moment ago) fails.
+"""
+import atexit
+import logging
+import queue
+import threading
+from dataclasses import dataclass, field
+
+from django.db import DatabaseError, IntegrityError, close_old_connections, connection, connections, transaction
+
+from automations.models import Automation
+from hooks import tasks
+from hooks.models import Delivery
+
+logger = logging.getLogger(__name__)
+
+MAX_BATCH = 200
+COMMIT_WAIT_SECONDS = 30
+DISPATCH_CHUNK = 50
+_STOP = object()  # queued to end the writer thread
+
+
+class AutomationGone(Exception):
+    """The automation was deleted between the key lookup and the insert."""
+
+
+@dataclass
+class _Ticket:
+    delivery: Delivery
+    done: threading.Event = field(default_factory=threading.Event)
+    error: BaseException | None = None
+
+
+class _Writer:
+    def __init__(self):
+        self._queue: queue.SimpleQueue[_Ticket] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def store(self, delivery: Delivery) -> None:
+        ticket = _Ticket(delivery)
+        self._ensure_thread()
+        self._queue.put(ticket)
+        if not ticket.done.wait(COMMIT_WAIT_SECONDS):
+            raise DatabaseError("the delivery was not committed in time")
+        if ticket.error is not None:
+            raise ticket.error
+
+    def stop(self) -> None:
+        """Let the writer finish what is queued, then end its thread and close its connection."""
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            self._queue.put(_STOP)
+            thread.join(10)
+        self._thread = None
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            with self._lock:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(target=self._run, name="delivery-writer", daemon=True)
+                    self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is _STOP:
+                connections.close_all()
+                return
+            batch = [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    ticket = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if ticket is _STOP:
+                    self._queue.put(ticket)  # stop after this batch
+                    break
+                batch.append(ticket)
+            try:
+                self._commit(batch)
+            finally:
+                for ticket in batch:
+                    ticket.done.set()
+
+    def _commit(self, batch: list[_Ticket]) -> None:
+        close_old_connections()  # a connection broken since the last batch is replaced, not reused
+        try:
+            with transaction.atomic():
+                Delivery.objects.bulk_create([ticket.delivery for ticket in batch])
+        except DatabaseError:
+            if len(batch) == 1:
+                self._commit_one(batch[0])
+            else:
+                for ticket in batch:  # find the faulty row; the others still commit
+                    self._commit_one(ticket)
+        committed = [ticket.delivery.pk for ticket in batch if ticket.error is None]
+        dispatcher.send(committed)
+
+    def _commit_one(self, ticket: _Ticket) -> None:
+        try:
+            with transaction.atomic():
+                Delivery.objects.bulk_create([ticket.delivery])
+        except IntegrityError as error:
+            gone = not Automation.objects.filter(pk=ticket.delivery.automation_id).exists()
+            ticket.error = AutomationGone() if gone else error
+        except DatabaseError as error:
+            ticket.error = error
+
+
+class _Dispatcher:
+    """Sends committed delivery ids as hooks.process_deliveries tasks, many ids per message."""
+
+    def __init__(self):
+        self._pending: list[int] = []
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    def send(self, ids: list[int]) -> None:
+        if not ids:
+            return
+        with self._wake:
+            self._pending.extend(ids)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="delivery-dispatcher", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._pending and not self._stopping:
+                    self._wake.wait()
+                ids, self._pending = self._pending, []
+                stopping = self._stopping
+            self._publish(ids)
+            if stopping:
+                connections.close_all()
+                return
+
+    def flush(self) -> None:
+        with self._wake:
+            ids, self._pending = self._pending, []
+        self._publish(ids)
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+            thread = self._thread
+        if thread is not None:
+            thread.join(10)
+        self._thread, self._stopping = None, False
+
+    @staticmethod
+    def _publish(ids: list[int]) -> None:
+        for start in range(0, len(ids), DISPATCH_CHUNK):
+            chunk = ids[start:start + DISPATCH_CHUNK]
+            try:
+                tasks.process_deliveries.delay(chunk)
+            except Exception:  # the rows are committed: the sweeper queues them
+                logger.warning("could not queue %d deliveries; the sweeper will", len(chunk), exc_info=True)
+
+
+writer = _Writer()
+dispatcher = _Dispatcher()
+atexit.register(dispatcher.flush)
+
+
+def stop() -> None:
+    """End both threads and close their database connections (tests; they start again on the next store)."""
+    writer.stop()
+    dispatcher.stop()
+
+
+def store(delivery: Delivery) -> None:
+    """Commit the delivery's row and queue its run; returns once the row is committed.
+
+    Raises AutomationGone if its automation no longer exists, DatabaseError if the row could not be stored.
+    """
+    if connection.in_atomic_block:
+        if not Automation.objects.filter(pk=delivery.automation_id).exists():
+            raise AutomationGone()
+        delivery.save(force_insert=True)
+        transaction.on_commit(lambda: dispatcher._publish([delivery.pk]), robust=True)
+        return
+    writer.store(delivery)

@@ -1,0 +1,84 @@
+"""Group commit and batched dispatch of accepted deliveries (hooks/intake.py), on real connections."""
+import threading
+import time
+
+import pytest
+from django.db import connection
+
+from automations import services as automation_services
+from hooks import intake
+from hooks.models import Delivery
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def delivery_for(automation, n=0):
+    return Delivery(automation_id=automation.pk, method="POST", path="/", body=str(n).encode(), body_digest=str(n))
+
+
+def store_all(deliveries):
+    errors = {}
+
+    def store(delivery):
+        try:
+            intake.store(delivery)
+        except Exception as error:  # noqa: BLE001 - collected for the assertions
+            errors[delivery.body] = error
+
+    threads = [threading.Thread(target=store, args=(delivery,)) for delivery in deliveries]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors
+
+
+@pytest.fixture
+def batches(monkeypatch):
+    """The size of each batch the writer commits; the first commit is slowed so that requests pile up behind it."""
+    sizes, real = [], intake._Writer._commit
+
+    def commit(self, batch):
+        sizes.append(len(batch))
+        if len(sizes) == 1:
+            time.sleep(0.3)
+        real(self, batch)
+
+    monkeypatch.setattr(intake._Writer, "_commit", commit)
+    monkeypatch.setattr(intake.dispatcher, "send", lambda ids: None)
+    return sizes
+
+
+def test_requests_waiting_together_share_one_commit(make_automation, batches):
+    automation = make_automation([])
+    first = threading.Thread(target=intake.store, args=(delivery_for(automation, -1),))
+    first.start()
+    time.sleep(0.1)  # the first commit is under way
+    assert store_all([delivery_for(automation, n) for n in range(20)]) == {}
+    first.join()
+    assert batches == [1, 20]
+    assert Delivery.objects.count() == 21
+
+
+def test_a_row_of_a_deleted_automation_fails_alone(make_automation, batches):
+    kept, deleted = make_automation([]), make_automation([], name="deleted")
+    doomed = delivery_for(deleted, 99)
+    automation_services.delete_automation(automation=deleted)
+    first = threading.Thread(target=intake.store, args=(delivery_for(kept, -1),))
+    first.start()
+    time.sleep(0.1)
+    errors = store_all([delivery_for(kept, n) for n in range(5)] + [doomed])
+    first.join()
+    assert list(errors) == [b"99"] and isinstance(errors[b"99"], intake.AutomationGone)
+    assert Delivery.objects.count() == 6
+
+
+def test_committed_deliveries_are_queued_in_batches_and_run(make_automation, eager_tasks):
+    if connection.vendor == "sqlite":
+        pytest.skip("the test database is in-memory SQLite, which concurrent writer threads lock")
+    automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
+    assert store_all([delivery_for(automation, n) for n in range(10)]) == {}
+    deadline = time.monotonic() + 20
+    while Delivery.objects.exclude(status="done").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"done"}
