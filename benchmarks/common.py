@@ -30,9 +30,13 @@ def manage(env: dict, *args: str) -> str:
     return subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
 
 
-def start_gunicorn(env: dict, port: int, workers: int = int(os.environ.get("BENCH_WORKERS", "2")), app: str = "config.wsgi") -> subprocess.Popen:
+def start_gunicorn(env: dict, port: int, app: str = "config.wsgi") -> subprocess.Popen:
+    """gunicorn as the Procfile runs it: WEB_CONCURRENCY processes of WEB_THREADS threads (BENCH_ overrides)."""
+    workers = os.environ.get("BENCH_WORKERS", "2")
+    threads = os.environ.get("BENCH_THREADS", "1")
     process = subprocess.Popen(
-        [PYTHON, "-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning"],
+        [PYTHON, "-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--workers", workers, "--threads", threads,
+         "--log-level", "warning"],
         cwd=ROOT, env=env,
     )
     for _ in range(100):

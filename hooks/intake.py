@@ -21,8 +21,10 @@ import atexit
 import logging
 import queue
 import threading
+import time
 from dataclasses import dataclass, field
 
+import psycopg
 from django.db import DatabaseError, IntegrityError, close_old_connections, connection, connections, transaction
 
 from automations.models import Automation
@@ -33,7 +35,10 @@ logger = logging.getLogger(__name__)
 
 MAX_BATCH = 200
 COMMIT_WAIT_SECONDS = 30
-DISPATCH_CHUNK = 50
+DISPATCH_CHUNK = 100
+# A message costs about as much as storing ten deliveries; waiting this long
+# before sending one lets a busy process send one per several commits.
+COALESCE_SECONDS = 0.002
 _STOP = object()  # queued to end the writer thread
 
 
@@ -103,8 +108,7 @@ class _Writer:
     def _commit(self, batch: list[_Ticket]) -> None:
         close_old_connections()  # a connection broken since the last batch is replaced, not reused
         try:
-            with transaction.atomic():
-                Delivery.objects.bulk_create([ticket.delivery for ticket in batch])
+            insert([ticket.delivery for ticket in batch])
         except DatabaseError:
             if len(batch) == 1:
                 self._commit_one(batch[0])
@@ -116,13 +120,44 @@ class _Writer:
 
     def _commit_one(self, ticket: _Ticket) -> None:
         try:
-            with transaction.atomic():
-                Delivery.objects.bulk_create([ticket.delivery])
+            insert([ticket.delivery])
         except IntegrityError as error:
             gone = not Automation.objects.filter(pk=ticket.delivery.automation_id).exists()
             ticket.error = AutomationGone() if gone else error
         except DatabaseError as error:
             ticket.error = error
+
+
+_COLUMNS = ("automation_id", "public_id", "method", "path", "query_string", "content_type", "body", "body_digest")
+_TYPES = ("bigint", "uuid", "text", "text", "text", "text", "bytea", "text")
+_UNNEST_INSERT = (
+    f"INSERT INTO {Delivery._meta.db_table} ({', '.join(_COLUMNS)}, status, received_at, attempts) "
+    f"SELECT {', '.join(_COLUMNS)}, %s, now(), 0 "
+    f"FROM unnest({', '.join(f'%s::{kind}[]' for kind in _TYPES)}) AS rows ({', '.join(_COLUMNS)}) "
+    "RETURNING id, public_id"
+)
+
+
+def insert(deliveries: list[Delivery]) -> None:
+    """Insert and commit the rows, all or none, and set their ids.
+
+    On PostgreSQL one statement with an array per column, committed on its
+    own: Django's bulk_create builds and quotes a statement of rows x columns
+    parameters in Python, and a transaction around it costs two more round
+    trips; together they cost more CPU than the rest of accepting a webhook.
+    """
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        with transaction.atomic():
+            Delivery.objects.bulk_create(deliveries)
+        return
+    columns = [[getattr(delivery, column) for delivery in deliveries] for column in _COLUMNS]
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:  # server-side binding: the text is parsed once
+        cursor.execute(_UNNEST_INSERT, [Delivery.Status.PENDING.value, *columns], binary=True)
+        ids = dict((public_id, pk) for pk, public_id in cursor.fetchall())
+    for delivery in deliveries:
+        delivery.pk = ids[delivery.public_id]
+        delivery._state.adding = False
 
 
 class _Dispatcher:
@@ -149,6 +184,8 @@ class _Dispatcher:
             with self._wake:
                 while not self._pending and not self._stopping:
                     self._wake.wait()
+            time.sleep(COALESCE_SECONDS)  # let the ids of the next commits join this message
+            with self._wake:
                 ids, self._pending = self._pending, []
                 stopping = self._stopping
             self._publish(ids)
