@@ -33,7 +33,7 @@ def manage(env: dict, *args: str) -> str:
 def start_gunicorn(env: dict, port: int, app: str = "config.wsgi") -> subprocess.Popen:
     """gunicorn as the Procfile runs it: WEB_CONCURRENCY processes of WEB_THREADS threads (BENCH_ overrides)."""
     workers = os.environ.get("BENCH_WORKERS", "2")
-    threads = os.environ.get("BENCH_THREADS", "1")
+    threads = os.environ.get("BENCH_THREADS", "8")
     process = subprocess.Popen(
         [PYTHON, "-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--workers", workers, "--threads", threads,
          "--log-level", "warning"],
@@ -58,11 +58,13 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
         command += ["-s", str(ROOT / "benchmarks" / script)]
     out = subprocess.run(command, check=True, capture_output=True, text=True, env={**os.environ, **(env or {})}).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
+    scales = {"us": 0.001, "ms": 1, "s": 1000}
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
-    scale = {"us": 0.001, "ms": 1, "s": 1000}[p99[2]]
+    p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)\b", out)
+    scale = scales[p99[2]]
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     requests = int(re.search(r"(\d+) requests in", out)[1])
     errors = int(non2xx[1]) if non2xx else 0
     socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    return {"rps": rps, "p99_ms": float(p99[1]) * scale, "errors": errors, "requests": requests,
+    return {"rps": rps, "p99_ms": float(p99[1]) * scale, "p50_ms": float(p50[1]) * scales[p50[2]], "errors": errors, "requests": requests,
             "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0}

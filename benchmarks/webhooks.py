@@ -1,11 +1,14 @@
 """Webhook accept throughput and p99 beside (a) an empty Django view and (b) a naive durable view.
 
 Run: .venv/bin/python benchmarks/webhooks.py [--seconds 8] [--rounds 2]
-Same gunicorn (2 sync workers), PostgreSQL and Redis for all three:
+Same gunicorn (as the Procfile: 2 processes of 8 threads; BENCH_WORKERS and
+BENCH_THREADS change it), PostgreSQL and Redis for all three:
 (a) /healthz; (b) /naive-{key}: one indexed SELECT, one INSERT with its own
 commit, one Celery .delay per request (benchmarks/naive_wsgi.py); and the
 real /automation-{key}. At 4 and 32 connections. Afterwards a worker drains
 the queue and the script checks that 200s sent = delivery rows = runs.
+Last, the round trip of a three-step web service beside the empty view's,
+one request at a time.
 """
 import argparse
 import json
@@ -24,14 +27,20 @@ user = get_user_model().objects.create_user("bench")
 a = services.create_automation(owner=user, name="bench", enabled=True, definition={
     "trigger": {"type": "webhook"}, "settings": {"suppress_duplicates": False},
     "steps": [{"id": "v", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}}]})
-print(services.hook_url(a).rsplit("automation-", 1)[1])
+ws = services.create_automation(owner=user, name="web service", enabled=True, definition={
+    "trigger": {"type": "webhook"},
+    "steps": [{"id": "who", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}},
+              {"id": "check", "kind": "condition", "all": [{"left": "{{steps.who.n}}", "op": "exists"}]},
+              {"id": "answer", "kind": "respond", "body": {"got": "{{steps.who.n}}"}}]})
+print(services.hook_url(a).rsplit("automation-", 1)[1], services.web_service_url(ws).rsplit("webservice-", 1)[1])
 """
 COUNT = """
 from hooks.models import Delivery
 from automations.models import Run
 import json
+runs = Run.objects.filter(source="webhook")
 print(json.dumps({"deliveries": Delivery.objects.count(), "done": Delivery.objects.filter(status="done").count(),
-                  "runs": Run.objects.count(), "succeeded": Run.objects.filter(status="succeeded").count()}))
+                  "runs": runs.count(), "succeeded": runs.filter(status="succeeded").count()}))
 """
 
 
@@ -44,7 +53,8 @@ def main() -> None:
     env = bench_env("flowgate_bench_hooks", PORT)
     subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)
     manage(env, "migrate", "--noinput")
-    key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
+    env["WEB_SERVICE_MONTHLY_QUOTA"] = "100000000"
+    key, service_key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1].split()
     server = start_gunicorn(env, PORT, app="benchmarks.naive_wsgi:application")
     base = f"http://127.0.0.1:{PORT}"
     cases = {
@@ -53,11 +63,16 @@ def main() -> None:
         "Flowgate /automation-{key}": (f"{base}/automation-{key}", "post.lua"),
     }
     results = {(name, c): [] for name in cases for c in (4, 32)}
+    round_trips = {"(a) empty view /healthz": [], "web service, 3 steps": []}
     try:
         for _ in range(args.rounds):
             for connections in (4, 32):
                 for name, (url, script) in cases.items():
                     results[(name, connections)].append(wrk(url, connections=connections, seconds=args.seconds, script=script))
+            # Round trip: one connection, so that the median is one request's time, not a queue's.
+            round_trips["(a) empty view /healthz"].append(wrk(f"{base}/healthz", connections=1, seconds=args.seconds))
+            round_trips["web service, 3 steps"].append(
+                wrk(f"{base}/webservice-{service_key}", connections=1, seconds=args.seconds, script="post.lua"))
     finally:
         server.terminate()
         server.wait()
@@ -77,7 +92,7 @@ def main() -> None:
         worker.terminate()
         worker.wait()
 
-    print(f"\n{args.rounds} rounds x {args.seconds} s, median of rounds; wrk -t1")
+    print(f"\n{args.rounds} rounds x {args.seconds} s, median of rounds; wrk -t1; gunicorn {os.environ.get('BENCH_WORKERS', '2')} x {os.environ.get('BENCH_THREADS', '8')} threads")
     print("| case | connections | req/s | p99 ms | vs (a) | vs (b) | errors |")
     print("|---|---|---|---|---|---|---|")
     for connections in (4, 32):
@@ -90,6 +105,11 @@ def main() -> None:
             errors = sum(r["errors"] + r["socket_errors"] for r in runs)
             print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {rps / naive:.0%} | {errors} |")
     print(f"\n200s answered by (b) and Flowgate: {accepted}; after the worker drained the queue: {counts}")
+    print("\n| round trip, 1 connection | median ms | p99 ms | req/s |")
+    print("|---|---|---|---|")
+    for name, runs in round_trips.items():
+        print(f"| {name} | {statistics.median(r['p50_ms'] for r in runs):.2f} | "
+              f"{statistics.median(r['p99_ms'] for r in runs):.2f} | {statistics.median(r['rps'] for r in runs):.0f} |")
 
 
 if __name__ == "__main__":

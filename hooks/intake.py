@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 import psycopg
-from django.db import DatabaseError, IntegrityError, close_old_connections, connection, connections, transaction
+from django.db import DatabaseError, IntegrityError, connection, connections, transaction
 
 from automations.models import Automation
 from hooks import tasks
@@ -35,10 +35,12 @@ logger = logging.getLogger(__name__)
 
 MAX_BATCH = 200
 COMMIT_WAIT_SECONDS = 30
-DISPATCH_CHUNK = 100
+DISPATCH_CHUNK = 25
 # A message costs about as much as storing ten deliveries; waiting this long
-# before sending one lets a busy process send one per several commits.
-COALESCE_SECONDS = 0.002
+# before sending lets a busy process send one message per many commits, at
+# the price of starting runs up to this much later. Messages carry at most
+# DISPATCH_CHUNK ids so that a burst still spreads over the workers.
+COALESCE_SECONDS = 0.01
 _STOP = object()  # queued to end the writer thread
 
 
@@ -50,6 +52,7 @@ class AutomationGone(Exception):
 class _Ticket:
     delivery: Delivery
     done: threading.Event = field(default_factory=threading.Event)
+    committed: bool = False
     error: BaseException | None = None
 
 
@@ -65,8 +68,8 @@ class _Writer:
         self._queue.put(ticket)
         if not ticket.done.wait(COMMIT_WAIT_SECONDS):
             raise DatabaseError("the delivery was not committed in time")
-        if ticket.error is not None:
-            raise ticket.error
+        if not ticket.committed:
+            raise ticket.error or DatabaseError("the delivery was not committed")
 
     def stop(self) -> None:
         """Let the writer finish what is queued, then end its thread and close its connection."""
@@ -101,22 +104,24 @@ class _Writer:
                 batch.append(ticket)
             try:
                 self._commit(batch)
+            except BaseException:  # a request is told "stored" only for a row known to be committed
+                logger.exception("storing %d deliveries failed", len(batch))
             finally:
                 for ticket in batch:
                     ticket.done.set()
 
     def _commit(self, batch: list[_Ticket]) -> None:
-        close_old_connections()  # a connection broken since the last batch is replaced, not reused
         try:
             insert([ticket.delivery for ticket in batch])
         except DatabaseError:
-            if len(batch) == 1:
-                self._commit_one(batch[0])
-            else:
-                for ticket in batch:  # find the faulty row; the others still commit
-                    self._commit_one(ticket)
-        committed = [ticket.delivery.pk for ticket in batch if ticket.error is None]
-        dispatcher.send(committed)
+            if connection.connection is not None and not connection.is_usable():
+                connection.close()  # a broken connection is replaced for the retries, not reused
+            for ticket in batch:  # find the faulty row; the others still commit
+                self._commit_one(ticket)
+        else:
+            for ticket in batch:
+                ticket.committed = True
+        dispatcher.send([ticket.delivery.pk for ticket in batch if ticket.committed])
 
     def _commit_one(self, ticket: _Ticket) -> None:
         try:
@@ -126,6 +131,8 @@ class _Writer:
             ticket.error = AutomationGone() if gone else error
         except DatabaseError as error:
             ticket.error = error
+        else:
+            ticket.committed = True
 
 
 _COLUMNS = ("automation_id", "public_id", "method", "path", "query_string", "content_type", "body", "body_digest")
@@ -152,9 +159,10 @@ def insert(deliveries: list[Delivery]) -> None:
         return
     columns = [[getattr(delivery, column) for delivery in deliveries] for column in _COLUMNS]
     connection.ensure_connection()
-    with psycopg.Cursor(connection.connection) as cursor:  # server-side binding: the text is parsed once
+    # Django's errors, not psycopg's, for the callers; server-side binding, so the text is parsed once.
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(_UNNEST_INSERT, [Delivery.Status.PENDING.value, *columns], binary=True)
-        ids = dict((public_id, pk) for pk, public_id in cursor.fetchall())
+        ids = {public_id: pk for pk, public_id in cursor.fetchall()}
     for delivery in deliveries:
         delivery.pk = ids[delivery.public_id]
         delivery._state.adding = False

@@ -82,3 +82,15 @@ def test_committed_deliveries_are_queued_in_batches_and_run(make_automation, eag
     while Delivery.objects.exclude(status="done").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert set(Delivery.objects.values_list("status", flat=True)) == {"done"}
+
+
+def test_a_request_is_never_told_stored_when_the_writer_fails(make_automation, monkeypatch):
+    automation = make_automation([])
+
+    def broken(deliveries):
+        raise RuntimeError("a fault nobody planned for")
+
+    monkeypatch.setattr(intake, "insert", broken)
+    with pytest.raises(Exception):
+        intake.store(delivery_for(automation))
+    assert not Delivery.objects.exists()
