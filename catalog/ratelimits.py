@@ -127,6 +127,7 @@ class _Lease:
     batch: int  # the size of the last claim
     next: int = 0  # the next unit to hand out
     last: int = -1  # the last unit claimed
+    claiming: bool = False  # a thread is claiming more; the others wait for its units
 
 
 class Leases:
@@ -135,21 +136,37 @@ class Leases:
     def __init__(self):
         self._leases: dict[str, _Lease] = {}
         self._lock = threading.Lock()
+        self._claimed = threading.Condition(self._lock)
 
     def take(self, key: str, limit: int, now: int, end: int) -> int:
-        """The number of this request in its window: a unit from the lease, or from a new claim."""
-        with self._lock:
-            lease = self._leases.get(key)
-            if lease is not None and lease.next <= lease.last:
-                lease.next += 1
-                return lease.next - 1
-            batch = 1 if lease is None else min(lease.batch * 2, max(1, limit // 50))
-        last = _claim(key, batch, end - now + _GRACE_SECONDS)  # outside the lock: it waits on the network
-        with self._lock:
-            if key not in self._leases and len(self._leases) >= _MAX_LEASES:
-                self._sweep(now)
-            lease = self._leases.setdefault(key, _Lease(batch))
-            # A concurrent claim's spare units, if any, are dropped: lost to the client, never granted twice.
+        """The number of this request in its window: a unit from the lease, or from a new claim.
+
+        One thread at a time claims for a key; threads of the same process
+        that need a unit meanwhile wait for its batch rather than claim their
+        own, whose spare units would be lost to the client.
+        """
+        with self._claimed:
+            while True:
+                lease = self._leases.get(key)
+                if lease is not None and lease.next <= lease.last:
+                    lease.next += 1
+                    return lease.next - 1
+                if lease is None or not lease.claiming:
+                    break
+                self._claimed.wait(1.0)
+            if lease is None:
+                if len(self._leases) >= _MAX_LEASES:
+                    self._sweep(now)
+                lease = self._leases[key] = _Lease(batch=0)
+            batch = 1 if lease.batch == 0 else min(lease.batch * 2, max(1, limit // 50))
+            lease.claiming = True
+        try:
+            last = _claim(key, batch, end - now + _GRACE_SECONDS)  # outside the lock: it waits on the network
+        finally:
+            with self._claimed:
+                lease.claiming = False
+                self._claimed.notify_all()
+        with self._claimed:
             lease.batch, lease.next, lease.last = batch, last - batch + 2, last
             return last - batch + 1
 

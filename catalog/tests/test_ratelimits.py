@@ -193,3 +193,23 @@ def test_windows_are_offset_per_client_and_contain_now():
     ends = {ratelimits.window_end(f"198.51.100.{n}", 300, 1_000_000) for n in range(20)}
     assert len(ends) > 10
     assert all(1_000_000 < end <= 1_000_300 for end in ends)
+
+
+def test_threads_of_one_process_share_its_claims_and_lose_no_units():
+    import threading
+
+    table = ratelimits.Leases()
+    counts, start = [], threading.Barrier(8)
+
+    def client():
+        start.wait()
+        for _ in range(30):
+            counts.append(table.take("k", 300, 1_000_000, 1_000_300))
+
+    threads = [threading.Thread(target=client) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(counts) == list(range(1, 241))  # every unit claimed is handed out once
+    assert ratelimits.cache.get("k") - 240 <= 5  # at most the spare units of the last batch
