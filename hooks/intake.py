@@ -4,9 +4,9 @@ Every accepted webhook needs its row committed before the 200 goes out
 (DESIGN.md contract 1). One INSERT and one commit per request, and one broker
 publish per request, cost most of a webhook's time (benchmarks/RESULTS.md).
 So in each web process one writer thread commits the rows of all requests
-waiting at that moment in one multi-row INSERT and one transaction, then
+waiting at that moment in one INSERT statement (its own transaction), then
 wakes each request; and one dispatcher thread sends the ids committed
-meanwhile as one task. A request never waits for more than the commit it
+meanwhile as a few tasks. A request never waits for more than the commit it
 is part of: at low traffic a batch is one row.
 
 A request that is itself inside a transaction (a test, a shell) stores its
@@ -15,7 +15,9 @@ row in that transaction and queues its run on commit, as Django does.
 If a web process dies after committing but before publishing, the sweeper
 queues the deliveries (hooks.services.sweep). If a batch fails, its rows are
 retried one by one so that only the faulty row (say, of an automation deleted
-a moment ago) fails.
+a moment ago) fails. A request that waited COMMIT_WAIT_SECONDS gets an error
+(500) even if its row commits later; that row still runs, and a sender that
+retries is met by duplicate suppression.
 """
 import atexit
 import logging
