@@ -94,3 +94,21 @@ def test_a_request_is_never_told_stored_when_the_writer_fails(make_automation, m
     with pytest.raises(Exception):
         intake.store(delivery_for(automation))
     assert not Delivery.objects.exists()
+
+
+def test_a_broker_that_is_down_loses_no_delivery(make_automation, monkeypatch, eager_tasks):
+    from hooks import services, tasks
+
+    automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("the broker is down")
+
+    monkeypatch.setattr(tasks.process_deliveries, "delay", broker_down)
+    delivery = delivery_for(automation)
+    intake.store(delivery)  # committed: the request gets its 200
+    intake.stop()  # the dispatcher tried and gave up
+    assert Delivery.objects.get(pk=delivery.pk).status == "pending"
+    Delivery.objects.update(received_at=Delivery.objects.get().received_at.replace(year=2000))
+    services.sweep()  # beat's sweeper queues it (eager here) and it runs
+    assert Delivery.objects.get(pk=delivery.pk).status == "done"
