@@ -39,18 +39,10 @@ def forget_hook_keys() -> None:
     _remembered.clear()
 
 
-def automation_for_hook_key(key: str) -> Automation | None:
-    """The automation whose webhook URL ends in key (always read from the database)."""
-    return _by_digest("hook_key_digest", key)
-
-
 def automation_for_web_service_key(key: str) -> Automation | None:
-    return _by_digest("webservice_key_digest", key)
-
-
-def _by_digest(field: str, key: str) -> Automation | None:
+    """The automation whose web service URL ends in key, read afresh: a call needs its current definition."""
     wanted = keys.digest(key)
-    automation = Automation.objects.filter(**{field: wanted}).first()
-    if automation is None or not keys.matches(key, getattr(automation, field)):
+    automation = Automation.objects.filter(webservice_key_digest=wanted).first()
+    if automation is None or not keys.matches(key, automation.webservice_key_digest):
         return None
     return automation

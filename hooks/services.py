@@ -2,7 +2,6 @@
 import hashlib
 import json
 import logging
-import time
 import uuid
 from datetime import timedelta
 

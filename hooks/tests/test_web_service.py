@@ -1,5 +1,4 @@
 """Web service URLs (SPEC 4.2, 7.3): the caller waits for the run and gets what its respond step sets."""
-import json
 from urllib.parse import urlsplit
 
 import pytest
