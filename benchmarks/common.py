@@ -5,10 +5,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+ATTEMPTS = 60
 
 
 def bench_env(database: str, port: int) -> dict:
@@ -49,14 +51,54 @@ def start_gunicorn(env: dict, port: int, app: str = "config.wsgi") -> subprocess
     raise RuntimeError("gunicorn did not start")
 
 
-def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None, script: str | None = None, env: dict | None = None) -> dict:
-    """wrk's requests per second, p99 and count of non-2xx/3xx answers; script is a Lua file under benchmarks/."""
+def connections_per_process(port: int) -> list[int]:
+    """How many established connections to `port` each server process holds, largest first."""
+    out = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{port} )"], check=True, capture_output=True, text=True).stdout
+    counts: dict[str, int] = {}
+    for pid in re.findall(r"pid=(\d+)", out):
+        counts[pid] = counts.get(pid, 0) + 1
+    return sorted(counts.values(), reverse=True)
+
+
+def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None, script: str | None = None,
+        env: dict | Callable[[], dict] | None = None) -> dict:
+    """wrk's requests per second, p99 and count of non-2xx/3xx answers; script is a Lua file under benchmarks/.
+
+    gunicorn's threaded workers keep a keep-alive connection in the process
+    that accepted it, and which process wins each accept is up to the kernel:
+    8 connections split 8/0 run at a third of a 4/4 split. A run is therefore
+    kept only when its connections are spread evenly over the server's
+    processes (BENCH_WORKERS of them); otherwise it is stopped and repeated, so
+    that every case of a comparison meets the same split. `env` may be a
+    function, called for each attempt (a repeated run must not reuse the
+    rate-limited client addresses of the stopped one).
+    """
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
     for name, value in (headers or {}).items():
         command += ["-H", f"{name}: {value}"]
     if script:
         command += ["-s", str(ROOT / "benchmarks" / script)]
-    out = subprocess.run(command, check=True, capture_output=True, text=True, env={**os.environ, **(env or {})}).stdout
+    port = int(re.search(r":(\d+)/", url)[1])
+    workers = int(os.environ.get("BENCH_WORKERS", "2"))
+    even = [connections // workers + (1 if i < connections % workers else 0) for i in range(workers)]
+    for attempt in range(ATTEMPTS):
+        extra = env() if callable(env) else env
+        run = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, **(extra or {})})
+        if os.environ.get("BENCH_THREADS") == "1":
+            split = []  # sync workers close each connection after one request: no split to hold
+            break
+        split = _split_once_open(port, connections)
+        if split == even:
+            break
+        if attempt == ATTEMPTS - 1:
+            print(f"wrk: connections split {split} after {ATTEMPTS} attempts; kept uneven", file=sys.stderr)
+            break
+        run.kill()
+        run.wait()
+        time.sleep(0.5)
+    out, _ = run.communicate()
+    if run.returncode:
+        raise subprocess.CalledProcessError(run.returncode, command, out)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
     scales = {"us": 0.001, "ms": 1, "s": 1000}
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
@@ -67,4 +109,15 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
     errors = int(non2xx[1]) if non2xx else 0
     socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     return {"rps": rps, "p99_ms": float(p99[1]) * scale, "p50_ms": float(p50[1]) * scales[p50[2]], "errors": errors, "requests": requests,
-            "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0}
+            "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0, "split": split, "attempts": attempt + 1}
+
+
+def _split_once_open(port: int, connections: int) -> list[int]:
+    """The split of wrk's connections over the server processes, once all of them are open."""
+    split: list[int] = []
+    for _ in range(40):
+        time.sleep(0.05)
+        split = connections_per_process(port)
+        if sum(split) >= connections:
+            break
+    return split

@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python benchmarks/feed.py [--apps 2000] [--seconds 10] [--rounds 3]
 The empty view is /healthz: it passes the same middleware and host routing
-and touches no database. Rate limiting is on with the shipped policy
+and touches no database. The same-size view answers as many bytes as the
+list, from memory: the floor set by moving the list's bytes alone. Rate limiting is on with the shipped policy
 (300 per 5 minutes per client, counted in Redis). wrk poses as a crowd of
 clients behind one trusted proxy (benchmarks/clients.lua): each client sends
 REQUESTS_PER_CLIENT requests (200, within its limit) before the next takes
@@ -10,6 +11,8 @@ over, and a last case gives every request a new client, the worst case for
 the counters (a Redis round trip per request).
 """
 import argparse
+import functools
+import itertools
 import json
 import statistics
 import subprocess
@@ -36,7 +39,7 @@ def main() -> None:
     env["TRUSTED_PROXY_COUNT"] = "1"
     manage(env, "migrate", "--noinput")
     print(manage(env, "load_demo", "--apps", str(args.apps)).strip())
-    server = start_gunicorn(env, PORT)
+    server = start_gunicorn(env, PORT, app="benchmarks.baselines_wsgi:application")
     try:
         base = f"http://127.0.0.1:{PORT}"
         listing = urllib.request.urlopen(f"{base}/catalog/v1/apps")
@@ -47,19 +50,19 @@ def main() -> None:
         cases = {
             "empty view (/healthz)": (f"{base}/healthz", None, steady),
             "GET /apps 200": (f"{base}/catalog/v1/apps", None, steady),
+            "same-size view (list's bytes from memory, nothing else)": (f"{base}/bytes-{size}", None, steady),
             "GET /apps 200, gzip accepted": (f"{base}/catalog/v1/apps", {"Accept-Encoding": "gzip"}, steady),
             "GET /apps 304": (f"{base}/catalog/v1/apps", {"If-None-Match": etag}, steady),
             f"GET /apps/{slug} 200": (f"{base}/catalog/v1/apps/{slug}", None, steady),
             f"GET /apps/{slug} 200, a new client every request": (f"{base}/catalog/v1/apps/{slug}", None, fresh),
         }
         results = {name: [] for name in cases}
-        runs = 0
+        offsets = itertools.count(0, 400_000)  # no client comes back in a later run
         for _ in range(args.rounds):  # interleaved, so drift hits every case alike
             for name, (url, headers, clients) in cases.items():
-                clients = {**clients, "CLIENT_OFFSET": str(runs * 400_000)}  # no client comes back in a later run
-                runs += 1
+                crowd = functools.partial(lambda clients: {**clients, "CLIENT_OFFSET": str(next(offsets))}, clients)
                 results[name].append(
-                    wrk(url, connections=args.connections, seconds=args.seconds, headers=headers, script="clients.lua", env=clients)
+                    wrk(url, connections=args.connections, seconds=args.seconds, headers=headers, script="clients.lua", env=crowd)
                 )
     finally:
         server.terminate()
@@ -67,13 +70,15 @@ def main() -> None:
 
     empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
     print(f"\nrate limiting {'off' if args.no_ratelimit else 'on'}; {args.apps} apps, list body {size} bytes, {args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
-    print("| case | req/s | p99 ms | vs empty view | non-2xx/3xx |")
-    print("|---|---|---|---|---|")
+    print("| case | req/s | p99 ms | vs empty view | non-2xx/3xx | connections per process |")
+    print("|---|---|---|---|---|---|")
     for name, runs in results.items():
         rps = statistics.median(r["rps"] for r in runs)
         p99 = statistics.median(r["p99_ms"] for r in runs)
         errors = sum(r["errors"] for r in runs)
-        print(f"| {name} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {errors} |")
+        splits = ", ".join(sorted({"/".join(map(str, r["split"])) or "-" for r in runs}))
+        splits += f" ({sum(r['attempts'] for r in runs)} starts)"
+        print(f"| {name} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {errors} | {splits} |")
 
 
 if __name__ == "__main__":

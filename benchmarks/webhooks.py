@@ -4,7 +4,7 @@ Run: .venv/bin/python benchmarks/webhooks.py [--seconds 8] [--rounds 2]
 Same gunicorn (as the Procfile: 2 processes of 8 threads; BENCH_WORKERS and
 BENCH_THREADS change it), PostgreSQL and Redis for all three:
 (a) /healthz; (b) /naive-{key}: one indexed SELECT, one INSERT with its own
-commit, one Celery .delay per request (benchmarks/naive_wsgi.py); and the
+commit, one Celery .delay per request (benchmarks/baselines_wsgi.py); and the
 real /automation-{key}. At 4 and 32 connections. Afterwards a worker drains
 the queue and the script checks that 200s sent = delivery rows = runs.
 Last, the round trip of a three-step web service beside the empty view's,
@@ -55,7 +55,7 @@ def main() -> None:
     manage(env, "migrate", "--noinput")
     env["WEB_SERVICE_MONTHLY_QUOTA"] = "100000000"
     key, service_key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1].split()
-    server = start_gunicorn(env, PORT, app="benchmarks.naive_wsgi:application")
+    server = start_gunicorn(env, PORT, app="benchmarks.baselines_wsgi:application")
     base = f"http://127.0.0.1:{PORT}"
     cases = {
         "(a) empty view /healthz": (f"{base}/healthz", None),

@@ -1,8 +1,10 @@
-"""gunicorn app for the webhook benchmark: Flowgate as shipped, plus the naive durable view at /naive-{key}.
+"""gunicorn app for the benchmarks: Flowgate as shipped, plus two baseline views.
 
-The naive view is the baseline of issue 3: per request one indexed SELECT,
-one INSERT committed on its own, and one Celery .delay. It is served by the
-same Django, middleware and gunicorn as the real webhook URL.
+/naive-{key} is the naive durable view, the baseline of issue 3: per request
+one indexed SELECT, one INSERT committed on its own, and one Celery .delay.
+/bytes-{n} answers n bytes held in memory and does nothing else: the floor
+of a response as large as the feed's list. Both are served by the same
+Django, middleware and gunicorn as the real routes.
 """
 import os
 import sys
@@ -15,6 +17,7 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 
 application = get_wsgi_application()
 
+import functools  # noqa: E402
 import hashlib  # noqa: E402
 from importlib import import_module  # noqa: E402
 
@@ -43,11 +46,24 @@ def naive(request, key):
     return HttpResponse(status=200)
 
 
+@functools.cache
+def _bytes(n: int) -> bytes:
+    return b"x" * n
+
+
+def same_size(request, n):
+    return HttpResponse(_bytes(int(n)), content_type="application/json")
+
+
 class _Urls:
     def __init__(self, base):
         if isinstance(base, str):
             base = import_module(base)
-        self.urlpatterns = [re_path(r"^naive-(?P<key>[^/]+)$", naive), *base.urlpatterns]
+        self.urlpatterns = [
+            re_path(r"^naive-(?P<key>[^/]+)$", naive),
+            re_path(r"^bytes-(?P<n>[0-9]+)$", same_size),
+            *base.urlpatterns,
+        ]
 
 
 _original, _built = hosts.urlconf_for, {}
