@@ -1,6 +1,7 @@
 """Helpers shared by the benchmarks: a scratch PostgreSQL database, manage.py, gunicorn and wrk."""
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -80,7 +81,8 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
         command += ["-s", str(ROOT / "benchmarks" / script)]
     port = int(re.search(r":(\d+)/", url)[1])
     workers = int(os.environ.get("BENCH_WORKERS", "2"))
-    even = [connections // workers + (1 if i < connections % workers else 0) for i in range(workers)]
+    even = [n for n in (connections // workers + (i < connections % workers) for i in range(workers)) if n]
+    stopped = {"requests": 0, "errors": 0}  # answered during stopped attempts: they count toward what was stored
     for attempt in range(ATTEMPTS):
         extra = env() if callable(env) else env
         run = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, **(extra or {})})
@@ -93,23 +95,28 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
         if attempt == ATTEMPTS - 1:
             print(f"wrk: connections split {split} after {ATTEMPTS} attempts; kept uneven", file=sys.stderr)
             break
-        run.kill()
-        run.wait()
+        run.send_signal(signal.SIGINT)  # wrk stops and still prints what it counted
+        counted = _parse(run.communicate()[0])
+        stopped["requests"] += counted["requests"]
+        stopped["errors"] += counted["errors"]
         time.sleep(0.5)
     out, _ = run.communicate()
     if run.returncode:
         raise subprocess.CalledProcessError(run.returncode, command, out)
+    return {**_parse(out), "split": split, "attempts": attempt + 1,
+            "stopped_requests": stopped["requests"], "stopped_errors": stopped["errors"]}
+
+
+def _parse(out: str) -> dict:
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
     scales = {"us": 0.001, "ms": 1, "s": 1000}
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
     p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)\b", out)
-    scale = scales[p99[2]]
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    requests = int(re.search(r"(\d+) requests in", out)[1])
-    errors = int(non2xx[1]) if non2xx else 0
     socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    return {"rps": rps, "p99_ms": float(p99[1]) * scale, "p50_ms": float(p50[1]) * scales[p50[2]], "errors": errors, "requests": requests,
-            "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0, "split": split, "attempts": attempt + 1}
+    return {"rps": rps, "p99_ms": float(p99[1]) * scales[p99[2]], "p50_ms": float(p50[1]) * scales[p50[2]],
+            "errors": int(non2xx[1]) if non2xx else 0, "requests": int(re.search(r"(\d+) requests in", out)[1]),
+            "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0}
 
 
 def _split_once_open(port: int, connections: int) -> list[int]:

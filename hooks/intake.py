@@ -38,11 +38,12 @@ logger = logging.getLogger(__name__)
 MAX_BATCH = 200
 COMMIT_WAIT_SECONDS = 30
 DISPATCH_CHUNK = 25
-# A message costs about as much as storing ten deliveries; waiting this long
-# before sending lets a busy process send one message per many commits, at
-# the price of starting runs up to this much later. Messages carry at most
-# DISPATCH_CHUNK ids so that a burst still spreads over the workers.
-COALESCE_SECONDS = 0.01
+# A message costs about as much as storing ten deliveries; waiting up to this
+# long before sending lets a busy process send one message per many commits,
+# at the price of starting runs up to this much later. A message leaves as
+# soon as it holds DISPATCH_CHUNK ids, so that a burst still spreads over the
+# workers and a busy process does not wait at all.
+COALESCE_SECONDS = 0.025
 _STOP = object()  # queued to end the writer thread
 
 
@@ -187,15 +188,18 @@ class _Dispatcher:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="delivery-dispatcher", daemon=True)
                 self._thread.start()
-            self._wake.notify()
+            if len(self._pending) >= DISPATCH_CHUNK or len(self._pending) == len(ids):
+                self._wake.notify()  # a full message, or the first ids of the next one
 
     def _run(self) -> None:
         while True:
             with self._wake:
                 while not self._pending and not self._stopping:
                     self._wake.wait()
-            time.sleep(COALESCE_SECONDS)  # let the ids of the next commits join this message
-            with self._wake:
+                # Let the ids of the next commits join this message, until it is full.
+                until = time.monotonic() + COALESCE_SECONDS
+                while len(self._pending) < DISPATCH_CHUNK and not self._stopping and (left := until - time.monotonic()) > 0:
+                    self._wake.wait(left)
                 ids, self._pending = self._pending, []
                 stopping = self._stopping
             self._publish(ids)

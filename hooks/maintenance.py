@@ -17,11 +17,11 @@ def active() -> bool:
         return True
     now = time.monotonic()
     if now - _memo["at"] >= CHECK_SECONDS:
+        _memo["at"] = now  # first, so that the other threads of the process do not all ask at once
         try:
             _memo["active"] = Maintenance.objects.filter(active=True).exists()
         except DatabaseError:
             pass  # keep the last answer; accepting a delivery will tell whether the database is there
-        _memo["at"] = now
     return _memo["active"]
 
 

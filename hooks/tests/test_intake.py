@@ -112,3 +112,45 @@ def test_a_broker_that_is_down_loses_no_delivery(make_automation, monkeypatch, e
     Delivery.objects.update(received_at=Delivery.objects.get().received_at.replace(year=2000))
     services.sweep()  # beat's sweeper queues it (eager here) and it runs
     assert Delivery.objects.get(pk=delivery.pk).status == "done"
+
+
+@pytest.fixture
+def messages(monkeypatch):
+    """The id lists a fresh dispatcher publishes, in order."""
+    from hooks import tasks
+
+    sent, arrived = [], threading.Event()
+
+    def delay(ids):
+        sent.append(list(ids))
+        arrived.set()
+
+    monkeypatch.setattr(tasks.process_deliveries, "delay", delay)
+    dispatcher = intake._Dispatcher()
+    yield dispatcher, sent, arrived
+    dispatcher.stop()
+
+
+def test_ids_committed_close_together_leave_in_one_message(messages, monkeypatch):
+    dispatcher, sent, arrived = messages
+    monkeypatch.setattr(intake, "COALESCE_SECONDS", 0.5)
+    dispatcher.send([1])
+    dispatcher.send([2, 3])
+    assert arrived.wait(10)
+    assert sent == [[1, 2, 3]]
+
+
+def test_a_full_message_leaves_without_waiting_out_the_window(messages, monkeypatch):
+    dispatcher, sent, arrived = messages
+    monkeypatch.setattr(intake, "COALESCE_SECONDS", 60)
+    dispatcher.send(list(range(intake.DISPATCH_CHUNK)))
+    assert arrived.wait(10), "a full message waited for the coalescing window"
+    assert sent == [list(range(intake.DISPATCH_CHUNK))]
+
+
+def test_a_message_carries_at_most_a_chunk_of_ids(messages):
+    dispatcher, sent, arrived = messages
+    dispatcher.send(list(range(60)))
+    dispatcher.stop()  # sends what is pending
+    assert [len(ids) for ids in sent] == [25, 25, 10]
+    assert sum(sent, []) == list(range(60))
