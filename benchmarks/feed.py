@@ -3,15 +3,15 @@
 Run: .venv/bin/python benchmarks/feed.py [--apps 2000] [--seconds 10] [--rounds 3]
 The empty view is /healthz: it passes the same middleware and host routing
 and touches no database. The same-size view answers as many bytes as the
-list, from memory: the floor set by moving the list's bytes alone. Rate limiting is on with the shipped policy
-(300 per 5 minutes per client, counted in Redis). wrk poses as a crowd of
-clients behind one trusted proxy (benchmarks/clients.lua): each client sends
-REQUESTS_PER_CLIENT requests (200, within its limit) before the next takes
-over, and a last case gives every request a new client, the worst case for
-the counters (a Redis round trip per request).
+list, from memory: the floor set by moving the list's bytes alone. Rate
+limiting is on with the shipped policy (300 per 5 minutes per client,
+counted in Redis). wrk poses as a crowd of clients behind one trusted proxy
+(benchmarks/clients.lua): each client sends REQUESTS_PER_CLIENT requests
+(200, within its limit) before the next takes over, and a last case gives
+every request a new client, the worst case for the counters (a Redis round
+trip per request).
 """
 import argparse
-import functools
 import itertools
 import json
 import statistics
@@ -60,7 +60,9 @@ def main() -> None:
         offsets = itertools.count(0, 400_000)  # no client comes back in a later run
         for _ in range(args.rounds):  # interleaved, so drift hits every case alike
             for name, (url, headers, clients) in cases.items():
-                crowd = functools.partial(lambda clients: {**clients, "CLIENT_OFFSET": str(next(offsets))}, clients)
+                def crowd(clients=clients):  # called again for each restart of the run
+                    return {**clients, "CLIENT_OFFSET": str(next(offsets))}
+
                 results[name].append(
                     wrk(url, connections=args.connections, seconds=args.seconds, headers=headers, script="clients.lua", env=crowd)
                 )
