@@ -121,10 +121,13 @@ def process_delivery(*, delivery_id: int) -> None:
     trigger = trigger_data(
         body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string, path=delivery.path
     )
-    run = automation_services.start_run(
-        automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts
-    )
-    Delivery.objects.filter(pk=delivery.pk, claim=token).update(run=run)
+    # One commit for both: a worker lost between them would leave a running run that no
+    # delivery points to, which nothing would ever mark abandoned.
+    with transaction.atomic():
+        run = automation_services.start_run(
+            automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts
+        )
+        Delivery.objects.filter(pk=delivery.pk, claim=token).update(run=run)
     engine.advance(run)
     _finish(delivery, token, run)
 

@@ -197,3 +197,26 @@ def test_the_sweeper_queues_stale_pending_and_lost_deliveries(make_automation, e
     assert stale.status == Delivery.Status.DONE
     fresh.refresh_from_db()
     assert fresh.status == Delivery.Status.DONE  # taken by the same automation's replay, oldest first
+
+
+def test_a_worker_lost_before_its_run_is_linked_leaves_no_orphan_run(make_automation, monkeypatch):
+    automation = make_automation(RECORD)
+    delivery = deliver(automation)
+    real_filter = Delivery.objects.filter
+
+    class WorkerLost(Exception):
+        pass
+
+    def filter_then_die(*args, **kwargs):
+        if "claim" in kwargs and len(kwargs) == 2:  # the update that links the run to the delivery
+            raise WorkerLost()
+        return real_filter(*args, **kwargs)
+
+    monkeypatch.setattr(Delivery.objects, "filter", filter_then_die)
+    with pytest.raises(WorkerLost):
+        services.process_delivery(delivery_id=delivery.pk)
+    monkeypatch.undo()
+    assert not Run.objects.exists()  # the run row went with the link: the next holder starts one afresh
+    Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert process(delivery).status == Delivery.Status.DONE
+    assert list(Run.objects.values_list("status", flat=True)) == [Run.Status.SUCCEEDED]
