@@ -202,17 +202,16 @@ def test_the_sweeper_queues_stale_pending_and_lost_deliveries(make_automation, e
 def test_a_worker_lost_before_its_run_is_linked_leaves_no_orphan_run(make_automation, monkeypatch):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
-    real_filter = Delivery.objects.filter
+    real_start_run = automation_services.start_run
 
     class WorkerLost(Exception):
         pass
 
-    def filter_then_die(*args, **kwargs):
-        if "claim" in kwargs and len(kwargs) == 2:  # the update that links the run to the delivery
-            raise WorkerLost()
-        return real_filter(*args, **kwargs)
+    def start_run_then_die(**kwargs):
+        real_start_run(**kwargs)  # the run row is written, then the worker is gone
+        raise WorkerLost()
 
-    monkeypatch.setattr(Delivery.objects, "filter", filter_then_die)
+    monkeypatch.setattr(automation_services, "start_run", start_run_then_die)
     with pytest.raises(WorkerLost):
         services.process_delivery(delivery_id=delivery.pk)
     monkeypatch.undo()
