@@ -13,9 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-from django.core.wsgi import get_wsgi_application  # noqa: E402
-
-application = get_wsgi_application()
+from config.wsgi import application  # noqa: E402,F401  (Flowgate as shipped, webhook entry included)
 
 import functools  # noqa: E402
 import hashlib  # noqa: E402

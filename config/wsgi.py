@@ -1,8 +1,12 @@
-"""WSGI entry point for gunicorn."""
+"""WSGI entry point for gunicorn: webhook URLs first (hooks/wsgi.py), then Django."""
 import os
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-application = get_wsgi_application()
+django_application = get_wsgi_application()
+
+from hooks.wsgi import WebhookEntry  # noqa: E402  (needs the apps loaded above)
+
+application = WebhookEntry(django_application)

@@ -2,6 +2,7 @@
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.handlers.wsgi import get_path_info, get_script_name
 from django.http import HttpRequest
 
 from hooks.exceptions import BodyTooLarge
@@ -18,16 +19,17 @@ class Incoming:
     body: bytes
 
 
-def read_body(request: HttpRequest) -> bytes:
+def read_body(environ: dict) -> bytes:
     """The body, or BodyTooLarge as soon as it is known to pass the limit.
 
     A declared Content-Length over the limit is refused before a byte is
-    read. A chunked body (no Content-Length; Django would read it as empty)
-    is read from the server's decoded stream a chunk at a time and refused
-    once it passes the limit.
+    read, and no more than the declared length is read. A chunked body (no
+    Content-Length) is read from the server's decoded stream a chunk at a
+    time and refused once it passes the limit.
     """
     limit = settings.HOOK_MAX_BODY_BYTES
-    declared = request.META.get("CONTENT_LENGTH")
+    stream = environ["wsgi.input"]
+    declared = environ.get("CONTENT_LENGTH")
     if declared:
         try:
             length = int(declared)
@@ -35,10 +37,9 @@ def read_body(request: HttpRequest) -> bytes:
             length = 0
         if length > limit:
             raise BodyTooLarge()
-        return request.read() if length > 0 else b""
-    if "chunked" not in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        return _read_exactly(stream, length)
+    if "chunked" not in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
         return b""
-    stream = request.environ["wsgi.input"]
     parts, size = [], 0
     while chunk := stream.read(CHUNK):
         size += len(chunk)
@@ -48,11 +49,29 @@ def read_body(request: HttpRequest) -> bytes:
     return b"".join(parts)
 
 
-def incoming(request: HttpRequest) -> Incoming:
+def _read_exactly(stream, length: int) -> bytes:
+    """Up to length bytes; a server may hand a large body over in parts."""
+    if length <= 0:
+        return b""
+    first = stream.read(length)
+    if len(first) >= length or not first:
+        return first
+    parts, size = [first], len(first)
+    while size < length and (chunk := stream.read(length - size)):
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
+
+
+def from_environ(environ: dict) -> Incoming:
     return Incoming(
-        method=request.method,
-        path=request.path,
-        query_string=request.META.get("QUERY_STRING", ""),
-        content_type=request.META.get("CONTENT_TYPE", ""),
-        body=read_body(request),
+        method=environ["REQUEST_METHOD"],
+        path=get_script_name(environ) + get_path_info(environ),
+        query_string=environ.get("QUERY_STRING", ""),
+        content_type=environ.get("CONTENT_TYPE", ""),
+        body=read_body(environ),
     )
+
+
+def incoming(request: HttpRequest) -> Incoming:
+    return from_environ(request.META)

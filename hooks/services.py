@@ -1,6 +1,5 @@
 """Accepting and processing webhook deliveries (DESIGN.md contract 1) and answering web service calls."""
 import hashlib
-import json
 import logging
 import uuid
 from datetime import timedelta
@@ -9,7 +8,6 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import F, Q
-from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from automations import engine
@@ -23,23 +21,6 @@ from hooks.trigger import trigger_data
 logger = logging.getLogger(__name__)
 
 COMPLETED = (Run.Status.SUCCEEDED, Run.Status.STOPPED)  # a run stopped by a condition also completed
-
-
-def handshake_response(request: HttpRequest, incoming: Incoming) -> HttpResponse | None:
-    """The verification handshakes of SPEC 4.2, answered without a run: X-Hook-Secret and {"challenge": ...}."""
-    secret = request.headers.get("X-Hook-Secret")
-    if secret is not None:
-        response = HttpResponse(status=200)
-        response["X-Hook-Secret"] = secret
-        return response
-    if b'"challenge"' in incoming.body[:1024] and len(incoming.body) < 64 * 1024:
-        try:
-            document = json.loads(incoming.body)
-        except ValueError:
-            return None
-        if isinstance(document, dict) and list(document) == ["challenge"]:
-            return JsonResponse({"challenge": document["challenge"]})
-    return None
 
 
 def accept_delivery(*, automation_id: int, incoming: Incoming) -> Delivery:

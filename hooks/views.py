@@ -2,15 +2,19 @@
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from automations import selectors
 from automations.exceptions import WebServiceError
-from hooks import maintenance, services, webservice
+from hooks import maintenance, receiver, webservice
 from hooks.exceptions import BodyTooLarge
-from hooks.intake import AutomationGone
 from hooks.incoming import incoming
 
-HOOK_METHODS = ("GET", "POST", "PUT", "HEAD", "OPTIONS")
-DELIVERY_HEADER = "X-Flowgate-Delivery-Id"
+
+def reply_response(reply: receiver.Reply) -> HttpResponse:
+    response = HttpResponse(reply.body, status=reply.status, content_type=reply.content_type)
+    if reply.content_type is None:
+        del response["Content-Type"]
+    for name, value in reply.headers:
+        response[name] = value
+    return response
 
 
 def _cors(response: HttpResponse, request: HttpRequest, methods: str) -> HttpResponse:
@@ -20,38 +24,13 @@ def _cors(response: HttpResponse, request: HttpRequest, methods: str) -> HttpRes
         if wanted := request.headers.get("Access-Control-Request-Headers"):
             response["Access-Control-Allow-Headers"] = wanted[:1000]
         response["Access-Control-Max-Age"] = "86400"
-    else:
-        response["Access-Control-Expose-Headers"] = DELIVERY_HEADER
     return response
 
 
 @csrf_exempt
-def receive(request: HttpRequest, key: str) -> HttpResponse:
-    if maintenance.active():
-        return HttpResponse(status=503)
-    if request.method not in HOOK_METHODS:
-        response = HttpResponse(status=405)
-        response["Allow"] = ", ".join(HOOK_METHODS)
-        return response
-    automation_id = selectors.automation_id_for_hook_key(key)
-    if automation_id is None:
-        return HttpResponse(status=404)
-    if request.method in ("HEAD", "OPTIONS"):
-        return _cors(HttpResponse(status=200), request, ", ".join(HOOK_METHODS))
-    try:
-        inbound = incoming(request)
-    except BodyTooLarge:
-        return HttpResponse(status=413)
-    if handshake := services.handshake_response(request, inbound):
-        return _cors(handshake, request, "")
-    try:
-        delivery = services.accept_delivery(automation_id=automation_id, incoming=inbound)
-    except AutomationGone:  # deleted since its key was remembered
-        selectors.forget_hook_key(key)
-        return HttpResponse(status=404)
-    response = HttpResponse(status=200)  # SPEC 4.2: 200 with an empty body, sent after the row is committed
-    response[DELIVERY_HEADER] = str(delivery.public_id)
-    return _cors(response, request, "")
+def receive(request: HttpRequest, key: str = "") -> HttpResponse:
+    """Webhook URLs reached through Django; gunicorn's requests are answered by hooks/wsgi.py, with the same reply."""
+    return reply_response(receiver.receive(request.META, key))
 
 
 @csrf_exempt
@@ -70,11 +49,6 @@ def web_service(request: HttpRequest, key: str) -> HttpResponse:
     for name, value in answer.headers.items():
         response[name] = value
     return _cors(response, request, "")
-
-
-@csrf_exempt
-def hook_miss(request: HttpRequest) -> HttpResponse:
-    return receive(request, "")
 
 
 @csrf_exempt
