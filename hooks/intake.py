@@ -20,6 +20,7 @@ a moment ago) fails. A request that waited COMMIT_WAIT_SECONDS gets an error
 retries is met by duplicate suppression.
 """
 import atexit
+import functools
 import logging
 import queue
 import threading
@@ -36,6 +37,8 @@ from hooks.models import Delivery
 logger = logging.getLogger(__name__)
 
 MAX_BATCH = 200
+# Batches up to this size use a statement prepared on the connection (one per size); larger ones are rare.
+PREPARED_BATCH = 32
 COMMIT_WAIT_SECONDS = 30
 DISPATCH_CHUNK = 25
 # A message costs about as much as storing ten deliveries; waiting up to this
@@ -139,32 +142,37 @@ class _Writer:
 
 
 _COLUMNS = ("automation_id", "public_id", "method", "path", "query_string", "content_type", "body", "body_digest")
-_TYPES = ("bigint", "uuid", "text", "text", "text", "text", "bytea", "text")
-_UNNEST_INSERT = (
-    f"INSERT INTO {Delivery._meta.db_table} ({', '.join(_COLUMNS)}, status, received_at, attempts) "
-    f"SELECT {', '.join(_COLUMNS)}, %s, now(), 0 "
-    f"FROM unnest({', '.join(f'%s::{kind}[]' for kind in _TYPES)}) AS rows ({', '.join(_COLUMNS)}) "
-    "RETURNING id, public_id"
-)
+_ROW = f"({', '.join(['%s'] * len(_COLUMNS))}, '{Delivery.Status.PENDING.value}', now(), 0)"
+
+
+@functools.lru_cache(maxsize=MAX_BATCH)
+def _insert_statement(rows: int) -> str:
+    return (
+        f"INSERT INTO {Delivery._meta.db_table} ({', '.join(_COLUMNS)}, status, received_at, attempts) "
+        f"VALUES {', '.join([_ROW] * rows)} RETURNING id, public_id"
+    )
 
 
 def insert(deliveries: list[Delivery]) -> None:
     """Insert and commit the rows, all or none, and set their ids.
 
-    On PostgreSQL one statement with an array per column, committed on its
-    own: Django's bulk_create builds and quotes a statement of rows x columns
-    parameters in Python, and a transaction around it costs two more round
-    trips; together they cost more CPU than the rest of accepting a webhook.
+    On PostgreSQL one multi-row INSERT, prepared once per batch size and
+    committed on its own. Django's bulk_create builds and quotes the
+    statement in Python on every call, and a transaction around it costs two
+    more round trips; an INSERT from unnest() of one array per column costs
+    three times the CPU of this for the one-row batches of light traffic,
+    and parsing it again each time costs the database half as much again
+    (benchmarks/RESULTS.md).
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         with transaction.atomic():
             Delivery.objects.bulk_create(deliveries)
         return
-    columns = [[getattr(delivery, column) for delivery in deliveries] for column in _COLUMNS]
+    values = [getattr(delivery, column) for delivery in deliveries for column in _COLUMNS]
     connection.ensure_connection()
-    # Django's errors, not psycopg's, for the callers; server-side binding, so the text is parsed once.
+    # Django's errors, not psycopg's, for the callers; a prepared statement, so the server parses it once per size.
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(_UNNEST_INSERT, [Delivery.Status.PENDING.value, *columns], binary=True)
+        cursor.execute(_insert_statement(len(deliveries)), values, prepare=len(deliveries) <= PREPARED_BATCH)
         ids = {public_id: pk for pk, public_id in cursor.fetchall()}
     for delivery in deliveries:
         delivery.pk = ids[delivery.public_id]

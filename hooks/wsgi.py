@@ -16,7 +16,7 @@ import logging
 from http import HTTPStatus
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.core import signals
 from django.http.request import split_domain_port, validate_host
 
 from config.hosts import normalize_host, roles_by_host
@@ -36,14 +36,15 @@ class WebhookEntry:
         key = webhook_key(environ)
         if key is None:
             return self.django_application(environ, start_response)
-        close_old_connections()  # as Django does around each request: a broken or expired connection is replaced
+        # As Django's handler does: its receivers replace a broken or expired database connection.
+        signals.request_started.send(sender=self.__class__, environ=environ)
         try:
             reply = receiver.receive(environ, key)
         except Exception:
             logger.exception("Internal Server Error: %s", environ.get("PATH_INFO"), extra={"status_code": 500})
             reply = receiver.Reply(500)
         finally:
-            close_old_connections()
+            signals.request_finished.send(sender=self.__class__)
         headers = [*reply.headers, *_security_headers(environ), ("Content-Length", str(len(reply.body)))]
         if reply.content_type:
             headers.append(("Content-Type", reply.content_type))

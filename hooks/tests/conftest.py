@@ -1,9 +1,25 @@
+import contextlib
+
 import pytest
 from django.core.handlers.wsgi import WSGIRequest
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from django.http import HttpResponse
 from django.test import Client
 
 from config.wsgi import application
+
+
+@contextlib.contextmanager
+def transaction_of_the_test_kept():
+    """As Django's test client does around a request: closing "old" connections would close the test's transaction."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 class EntryHandler:
@@ -11,7 +27,8 @@ class EntryHandler:
 
     def __call__(self, environ):
         started = []
-        body = b"".join(application(environ, lambda status, headers, exc_info=None: started.append((status, headers))))
+        with transaction_of_the_test_kept():
+            body = b"".join(application(environ, lambda status, headers, exc_info=None: started.append((status, headers))))
         status, headers = started[0]
         response = HttpResponse(body, status=int(status.split()[0]))
         del response["Content-Type"]

@@ -8,6 +8,7 @@ from django.test import Client
 from automations import services as automation_services
 from hooks import receiver
 from hooks.models import Delivery
+from hooks.tests.conftest import transaction_of_the_test_kept
 from hooks.wsgi import WebhookEntry
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +21,8 @@ def handed_to_django(environ, start_response):
 
 def call(environ):
     started = []
-    body = b"".join(WebhookEntry(handed_to_django)(environ, lambda status, headers, exc_info=None: started.append(status)))
+    with transaction_of_the_test_kept():
+        body = b"".join(WebhookEntry(handed_to_django)(environ, lambda status, headers, exc_info=None: started.append(status)))
     return started[0], body
 
 
