@@ -37,7 +37,7 @@ def read_body(environ: dict) -> bytes:
             length = 0
         if length > limit:
             raise BodyTooLarge()
-        return _read_exactly(stream, length)
+        return stream.read(length) if length > 0 else b""  # the server's stream reads up to length
     if "chunked" not in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
         return b""
     parts, size = [], 0
@@ -46,20 +46,6 @@ def read_body(environ: dict) -> bytes:
         if size > limit:
             raise BodyTooLarge()
         parts.append(chunk)
-    return b"".join(parts)
-
-
-def _read_exactly(stream, length: int) -> bytes:
-    """Up to length bytes; a server may hand a large body over in parts."""
-    if length <= 0:
-        return b""
-    first = stream.read(length)
-    if len(first) >= length or not first:
-        return first
-    parts, size = [first], len(first)
-    while size < length and (chunk := stream.read(length - size)):
-        parts.append(chunk)
-        size += len(chunk)
     return b"".join(parts)
 
 

@@ -8,7 +8,7 @@ from hooks.exceptions import BodyTooLarge
 from hooks.incoming import incoming
 
 
-def reply_response(reply: receiver.Reply) -> HttpResponse:
+def _response(reply: receiver.Reply) -> HttpResponse:
     response = HttpResponse(reply.body, status=reply.status, content_type=reply.content_type)
     if reply.content_type is None:
         del response["Content-Type"]
@@ -30,7 +30,7 @@ def _cors(response: HttpResponse, request: HttpRequest, methods: str) -> HttpRes
 @csrf_exempt
 def receive(request: HttpRequest, key: str = "") -> HttpResponse:
     """Webhook URLs reached through Django; gunicorn's requests are answered by hooks/wsgi.py, with the same reply."""
-    return reply_response(receiver.receive(request.META, key))
+    return _response(receiver.receive(request.META, key))
 
 
 @csrf_exempt
