@@ -159,9 +159,8 @@ def insert(deliveries: list[Delivery]) -> None:
     On PostgreSQL one multi-row INSERT, prepared once per batch size and
     committed on its own. Django's bulk_create builds and quotes the
     statement in Python on every call, and a transaction around it costs two
-    more round trips; an INSERT from unnest() of one array per column costs
-    three times the CPU of this for the one-row batches of light traffic,
-    and parsing it again each time costs the database half as much again
+    more round trips; an INSERT from unnest() of one array per column cost
+    about 2.7 times the CPU of this for the one-row batches of light traffic
     (benchmarks/RESULTS.md).
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:

@@ -104,5 +104,5 @@ def _security_headers(environ: dict) -> list[tuple[str, str]]:
         headers.append(("Referrer-Policy", ",".join(values)))
     if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
         headers.append(("Cross-Origin-Opener-Policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY))
-    headers.append(("X-Frame-Options", getattr(settings, "X_FRAME_OPTIONS", "DENY").upper()))
+    headers.append(("X-Frame-Options", settings.X_FRAME_OPTIONS.upper()))
     return headers
