@@ -25,6 +25,7 @@ import logging
 import queue
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 
 import psycopg
@@ -40,13 +41,13 @@ MAX_BATCH = 200
 # Batches up to this size use a statement prepared on the connection (one per size); larger ones are rare.
 PREPARED_BATCH = 32
 COMMIT_WAIT_SECONDS = 30
-DISPATCH_CHUNK = 25
-# A message costs about as much as storing ten deliveries; waiting up to this
-# long before sending lets a busy process send one message per many commits,
-# at the price of starting runs up to this much later. A message leaves as
-# soon as it holds DISPATCH_CHUNK ids, so that a burst still spreads over the
-# workers and a busy process does not wait at all.
-COALESCE_SECONDS = 0.025
+DISPATCH_CHUNK = 50
+# A message costs about as much CPU as storing ten deliveries. After a quiet
+# spell the first ids leave at once; then at most one message per this window
+# leaves, with every id committed meanwhile, so that a busy process sends one
+# message per many commits. A message leaves early once it holds
+# DISPATCH_CHUNK ids, so that a burst still spreads over the workers.
+COALESCE_SECONDS = 0.05
 _STOP = object()  # queued to end the writer thread
 
 
@@ -54,12 +55,41 @@ class AutomationGone(Exception):
     """The automation was deleted between the key lookup and the insert."""
 
 
-@dataclass
+@dataclass(slots=True, eq=False)
+class Accepted:
+    """An accepted request on its way to its Delivery row: the columns a request sets, and the row's id once stored.
+
+    A plain record rather than a Delivery instance: building a model
+    instance cost about a tenth of a webhook's CPU (benchmarks/RESULTS.md),
+    and the request needs none of what a model does.
+    """
+
+    automation_id: int
+    method: str
+    path: str
+    query_string: str
+    content_type: str
+    body: bytes
+    body_digest: str
+    public_id: uuid.UUID = field(default_factory=uuid.uuid4)
+    pk: int | None = None
+
+    def as_delivery(self) -> Delivery:
+        return Delivery(**{column: getattr(self, column) for column in _COLUMNS}, pk=self.pk)
+
+
 class _Ticket:
-    delivery: Delivery
-    done: threading.Event = field(default_factory=threading.Event)
-    committed: bool = False
-    error: BaseException | None = None
+    """One request waiting for its row: the writer releases `done` once the row is committed or has failed."""
+
+    __slots__ = ("row", "done", "committed", "error")
+
+    def __init__(self, row: Accepted):
+        self.row = row
+        # A bare lock is the cheapest hand-off between two threads: taken now, released by the writer.
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.committed = False
+        self.error: BaseException | None = None
 
 
 class _Writer:
@@ -68,11 +98,11 @@ class _Writer:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def store(self, delivery: Delivery) -> None:
-        ticket = _Ticket(delivery)
+    def store(self, row: Accepted) -> None:
+        ticket = _Ticket(row)
         self._ensure_thread()
         self._queue.put(ticket)
-        if not ticket.done.wait(COMMIT_WAIT_SECONDS):
+        if not ticket.done.acquire(timeout=COMMIT_WAIT_SECONDS):
             raise DatabaseError("the delivery was not committed in time")
         if not ticket.committed:
             raise ticket.error or DatabaseError("the delivery was not committed")
@@ -114,11 +144,11 @@ class _Writer:
                 logger.exception("storing %d deliveries failed", len(batch))
             finally:
                 for ticket in batch:
-                    ticket.done.set()
+                    ticket.done.release()
 
     def _commit(self, batch: list[_Ticket]) -> None:
         try:
-            insert([ticket.delivery for ticket in batch])
+            insert([ticket.row for ticket in batch])
         except DatabaseError:
             if connection.connection is not None and not connection.is_usable():
                 connection.close()  # a broken connection is replaced for the retries, not reused
@@ -127,13 +157,13 @@ class _Writer:
         else:
             for ticket in batch:
                 ticket.committed = True
-        dispatcher.send([ticket.delivery.pk for ticket in batch if ticket.committed])
+        dispatcher.send([ticket.row.pk for ticket in batch if ticket.committed])
 
     def _commit_one(self, ticket: _Ticket) -> None:
         try:
-            insert([ticket.delivery])
+            insert([ticket.row])
         except IntegrityError as error:
-            gone = not Automation.objects.filter(pk=ticket.delivery.automation_id).exists()
+            gone = not Automation.objects.filter(pk=ticket.row.automation_id).exists()
             ticket.error = AutomationGone() if gone else error
         except DatabaseError as error:
             ticket.error = error
@@ -153,7 +183,7 @@ def _insert_statement(rows: int) -> str:
     )
 
 
-def insert(deliveries: list[Delivery]) -> None:
+def insert(rows: list[Accepted]) -> None:
     """Insert and commit the rows, all or none, and set their ids.
 
     On PostgreSQL one multi-row INSERT, prepared once per batch size and
@@ -165,17 +195,18 @@ def insert(deliveries: list[Delivery]) -> None:
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         with transaction.atomic():
-            Delivery.objects.bulk_create(deliveries)
+            deliveries = Delivery.objects.bulk_create([row.as_delivery() for row in rows])
+        for row, delivery in zip(rows, deliveries):
+            row.pk = delivery.pk
         return
-    values = [getattr(delivery, column) for delivery in deliveries for column in _COLUMNS]
+    values = [getattr(row, column) for row in rows for column in _COLUMNS]
     connection.ensure_connection()
     # Django's errors, not psycopg's, for the callers; a prepared statement, so the server parses it once per size.
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(_insert_statement(len(deliveries)), values, prepare=len(deliveries) <= PREPARED_BATCH)
+        cursor.execute(_insert_statement(len(rows)), values, prepare=len(rows) <= PREPARED_BATCH)
         ids = {public_id: pk for pk, public_id in cursor.fetchall()}
-    for delivery in deliveries:
-        delivery.pk = ids[delivery.public_id]
-        delivery._state.adding = False
+    for row in rows:
+        row.pk = ids[row.public_id]
 
 
 class _Dispatcher:
@@ -199,16 +230,17 @@ class _Dispatcher:
                 self._wake.notify()  # a full message, or the first ids of the next one
 
     def _run(self) -> None:
+        last = float("-inf")  # when the previous message left
         while True:
             with self._wake:
                 while not self._pending and not self._stopping:
                     self._wake.wait()
-                # Let the ids of the next commits join this message, until it is full.
-                until = time.monotonic() + COALESCE_SECONDS
+                until = last + COALESCE_SECONDS
                 while len(self._pending) < DISPATCH_CHUNK and not self._stopping and (left := until - time.monotonic()) > 0:
                     self._wake.wait(left)
                 ids, self._pending = self._pending, []
                 stopping = self._stopping
+            last = time.monotonic()
             self._publish(ids)
             if stopping:
                 connections.close_all()
@@ -233,7 +265,8 @@ class _Dispatcher:
         for start in range(0, len(ids), DISPATCH_CHUNK):
             chunk = ids[start:start + DISPATCH_CHUNK]
             try:
-                tasks.process_deliveries.delay(chunk)
+                # Celery's own repr of the arguments (for logs and monitors) costs more than the rest of the message.
+                tasks.process_deliveries.apply_async((chunk,), argsrepr=repr((chunk,)))
             except Exception:  # the rows are committed: the sweeper queues them
                 logger.warning("could not queue %d deliveries; the sweeper will", len(chunk), exc_info=True)
 
@@ -249,15 +282,15 @@ def stop() -> None:
     dispatcher.stop()
 
 
-def store(delivery: Delivery) -> None:
-    """Commit the delivery's row and queue its run; returns once the row is committed.
+def store(row: Accepted) -> None:
+    """Commit the delivery's row, set row.pk and queue its run; returns once the row is committed.
 
     Raises AutomationGone if its automation no longer exists, DatabaseError if the row could not be stored.
     """
     if connection.in_atomic_block:
-        if not Automation.objects.filter(pk=delivery.automation_id).exists():
+        if not Automation.objects.filter(pk=row.automation_id).exists():
             raise AutomationGone()
-        delivery.save(force_insert=True)
-        transaction.on_commit(lambda: dispatcher._publish([delivery.pk]), robust=True)
+        insert([row])
+        transaction.on_commit(lambda: dispatcher._publish([row.pk]), robust=True)
         return
-    writer.store(delivery)
+    writer.store(row)

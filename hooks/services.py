@@ -23,14 +23,14 @@ logger = logging.getLogger(__name__)
 COMPLETED = (Run.Status.SUCCEEDED, Run.Status.STOPPED)  # a run stopped by a condition also completed
 
 
-def accept_delivery(*, automation_id: int, incoming: Incoming) -> Delivery:
+def accept_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepted:
     """Store the delivery and queue its run; returns once the row is committed (hooks/intake.py).
 
     The run is queued whether the automation is on or off: off, the task
     leaves the delivery kept for replay. Raises intake.AutomationGone when
     the automation was deleted a moment ago.
     """
-    delivery = Delivery(
+    accepted = intake.Accepted(
         automation_id=automation_id,
         method=incoming.method,
         path=incoming.path[:2048],
@@ -39,8 +39,8 @@ def accept_delivery(*, automation_id: int, incoming: Incoming) -> Delivery:
         body=incoming.body,
         body_digest=hashlib.sha256(incoming.body).hexdigest(),
     )
-    intake.store(delivery)
-    return delivery
+    intake.store(accepted)
+    return accepted
 
 
 def _original_run(delivery: Delivery) -> int | None:

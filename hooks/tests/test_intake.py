@@ -13,7 +13,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def delivery_for(automation, n=0):
-    return Delivery(automation_id=automation.pk, method="POST", path="/", body=str(n).encode(), body_digest=str(n))
+    return intake.Accepted(automation_id=automation.pk, method="POST", path="/", query_string="", content_type="",
+                           body=str(n).encode(), body_digest=str(n))
 
 
 def store_all(deliveries):
@@ -104,7 +105,7 @@ def test_a_broker_that_is_down_loses_no_delivery(make_automation, monkeypatch, e
     def broker_down(*args, **kwargs):
         raise ConnectionError("the broker is down")
 
-    monkeypatch.setattr(tasks.process_deliveries, "delay", broker_down)
+    monkeypatch.setattr(tasks.process_deliveries, "apply_async", broker_down)
     delivery = delivery_for(automation)
     intake.store(delivery)  # committed: the request gets its 200
     intake.stop()  # the dispatcher tried and gave up
@@ -121,36 +122,52 @@ def messages(monkeypatch):
 
     sent, arrived = [], threading.Event()
 
-    def delay(ids):
-        sent.append(list(ids))
+    def apply_async(args, **options):
+        sent.append(list(args[0]))
         arrived.set()
 
-    monkeypatch.setattr(tasks.process_deliveries, "delay", delay)
+    monkeypatch.setattr(tasks.process_deliveries, "apply_async", apply_async)
     dispatcher = intake._Dispatcher()
     yield dispatcher, sent, arrived
     dispatcher.stop()
+
+
+def test_the_first_ids_after_a_quiet_spell_leave_at_once(messages, monkeypatch):
+    dispatcher, sent, arrived = messages
+    monkeypatch.setattr(intake, "COALESCE_SECONDS", 60)
+    dispatcher.send([1])
+    assert arrived.wait(10), "the first ids waited for the coalescing window"
+    assert sent == [[1]]
 
 
 def test_ids_committed_close_together_leave_in_one_message(messages, monkeypatch):
     dispatcher, sent, arrived = messages
     monkeypatch.setattr(intake, "COALESCE_SECONDS", 0.5)
     dispatcher.send([1])
-    dispatcher.send([2, 3])
     assert arrived.wait(10)
-    assert sent == [[1, 2, 3]]
+    arrived.clear()
+    dispatcher.send([2])  # within the window of the message that just left
+    dispatcher.send([3, 4])
+    assert arrived.wait(10)
+    assert sent == [[1], [2, 3, 4]]
 
 
 def test_a_full_message_leaves_without_waiting_out_the_window(messages, monkeypatch):
     dispatcher, sent, arrived = messages
     monkeypatch.setattr(intake, "COALESCE_SECONDS", 60)
-    dispatcher.send(list(range(intake.DISPATCH_CHUNK)))
+    dispatcher.send([0])
+    assert arrived.wait(10)
+    arrived.clear()
+    full = list(range(1, intake.DISPATCH_CHUNK + 1))
+    dispatcher.send(full)
     assert arrived.wait(10), "a full message waited for the coalescing window"
-    assert sent == [list(range(intake.DISPATCH_CHUNK))]
+    assert sent == [[0], full]
 
 
 def test_a_message_carries_at_most_a_chunk_of_ids(messages):
     dispatcher, sent, arrived = messages
-    dispatcher.send(list(range(60)))
+    chunk = intake.DISPATCH_CHUNK
+    dispatcher.send(list(range(2 * chunk + 10)))
     dispatcher.stop()  # sends what is pending
-    assert [len(ids) for ids in sent] == [25, 25, 10]
-    assert sum(sent, []) == list(range(60))
+    assert [len(ids) for ids in sent] == [chunk, chunk, 10]
+    assert sum(sent, []) == list(range(2 * chunk + 10))

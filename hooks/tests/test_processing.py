@@ -19,9 +19,10 @@ RECORD = [
 
 
 def deliver(automation, body=b'{"email": "a@example.com", "n": 1}', query="", content_type="application/json"):
-    return services.accept_delivery(
+    accepted = services.accept_delivery(
         automation_id=automation.pk, incoming=Incoming("POST", "/automation-k", query, content_type, body)
     )
+    return Delivery.objects.get(pk=accepted.pk)
 
 
 def process(delivery):
