@@ -209,6 +209,8 @@ HTTP_STEP_ALLOW_PRIVATE = env_bool("HTTP_STEP_ALLOW_PRIVATE", False)
 # --- Celery ---------------------------------------------------------------
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    if REDIS_URL.startswith("redis://"):  # TLS (rediss://) and sockets keep kombu's own
+        CELERY_BROKER_TRANSPORT = "config.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Redis redelivers a message that was taken but not acknowledged after
         # this many seconds. It must exceed the longest task (and any
