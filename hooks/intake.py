@@ -29,6 +29,8 @@ import uuid
 from dataclasses import dataclass, field
 
 import psycopg
+import psycopg.errors
+from psycopg import pq
 from django.db import DatabaseError, IntegrityError, connection, connections, transaction
 
 from automations.models import Automation
@@ -172,26 +174,32 @@ class _Writer:
 
 
 _COLUMNS = ("automation_id", "public_id", "method", "path", "query_string", "content_type", "body", "body_digest")
-_ROW = f"({', '.join(['%s'] * len(_COLUMNS))}, '{Delivery.Status.PENDING.value}', now(), 0)"
+_TYPES = ("bigint", "uuid", "varchar", "varchar", "text", "varchar", "bytea", "varchar")
+_BINARY = 1  # libpq's format code: every parameter and result column travels as raw bytes
 
 
 @functools.lru_cache(maxsize=MAX_BATCH)
-def _insert_statement(rows: int) -> str:
+def _insert_statement(rows: int) -> bytes:
+    values = ", ".join(
+        "(" + ", ".join(f"${row * len(_COLUMNS) + n + 1}::{kind}" for n, kind in enumerate(_TYPES))
+        + f", '{Delivery.Status.PENDING.value}', now(), 0)"
+        for row in range(rows)
+    )
     return (
         f"INSERT INTO {Delivery._meta.db_table} ({', '.join(_COLUMNS)}, status, received_at, attempts) "
-        f"VALUES {', '.join([_ROW] * rows)} RETURNING id, public_id"
-    )
+        f"VALUES {values} RETURNING id, public_id"
+    ).encode()
 
 
 def insert(rows: list[Accepted]) -> None:
     """Insert and commit the rows, all or none, and set their ids.
 
     On PostgreSQL one multi-row INSERT, prepared once per batch size and
-    committed on its own. Django's bulk_create builds and quotes the
-    statement in Python on every call, and a transaction around it costs two
-    more round trips; an INSERT from unnest() of one array per column cost
-    about 2.7 times the CPU of this for the one-row batches of light traffic
-    (benchmarks/RESULTS.md).
+    committed on its own, sent through libpq with every value in binary.
+    Django's bulk_create builds and quotes the statement in Python on every
+    call, and a transaction around it costs two more round trips; psycopg's
+    own execute adapts each value in Python, which cost five times the CPU of
+    this for a batch of 16 (benchmarks/RESULTS.md). Errors are Django's.
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         with transaction.atomic():
@@ -199,14 +207,60 @@ def insert(rows: list[Accepted]) -> None:
         for row, delivery in zip(rows, deliveries):
             row.pk = delivery.pk
         return
-    values = [getattr(row, column) for row in rows for column in _COLUMNS]
-    connection.ensure_connection()
-    # Django's errors, not psycopg's, for the callers; a prepared statement, so the server parses it once per size.
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(_insert_statement(len(rows)), values, prepare=len(rows) <= PREPARED_BATCH)
-        ids = {public_id: pk for pk, public_id in cursor.fetchall()}
+    values = []
     for row in rows:
-        row.pk = ids[row.public_id]
+        values += (
+            row.automation_id.to_bytes(8, "big", signed=True), row.public_id.bytes, row.method.encode(),
+            row.path.encode(), row.query_string.encode(), row.content_type.encode(), row.body, row.body_digest.encode(),
+        )
+    formats = [_BINARY] * len(values)
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    with connection.wrap_database_errors:
+        if len(rows) <= PREPARED_BATCH:
+            name = _prepared(pgconn, len(rows))
+            result = _checked(pgconn, pgconn.exec_prepared(name, values, formats, _BINARY))
+        else:
+            result = _checked(pgconn, pgconn.exec_params(_insert_statement(len(rows)), values, None, formats, _BINARY))
+    ids = {result.get_value(n, 1): int.from_bytes(result.get_value(n, 0), "big", signed=True) for n in range(result.ntuples)}
+    for row in rows:
+        row.pk = ids[row.public_id.bytes]
+
+
+class _PreparedHere(threading.local):
+    """The batch sizes prepared on this thread's current libpq connection (a new connection starts empty)."""
+
+    pgconn = None
+    sizes: set[int] = set()
+
+
+_prepared_here = _PreparedHere()
+
+
+def _prepared(pgconn: pq.abc.PGconn, rows: int) -> bytes:
+    here = _prepared_here
+    if here.pgconn is not pgconn:
+        here.pgconn, here.sizes = pgconn, set()
+    name = b"flowgate_insert_deliveries_%d" % rows
+    if rows not in here.sizes:
+        _checked(pgconn, pgconn.prepare(name, _insert_statement(rows)))
+        here.sizes.add(rows)
+    return name
+
+
+def _checked(pgconn: pq.abc.PGconn, result: pq.abc.PGresult) -> pq.abc.PGresult:
+    """The result, or psycopg's exception for its SQLSTATE, which Django's error wrapper then translates."""
+    if result.status in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
+        return result
+    message = (result.error_message or pgconn.error_message).decode("utf-8", "replace").strip()
+    if pgconn.status != pq.ConnStatus.OK:
+        raise psycopg.OperationalError(message)
+    sqlstate = result.error_field(pq.DiagnosticField.SQLSTATE)
+    try:
+        error = psycopg.errors.lookup(sqlstate.decode()) if sqlstate else psycopg.DatabaseError
+    except KeyError:
+        error = psycopg.DatabaseError
+    raise error(message)
 
 
 class _Dispatcher:

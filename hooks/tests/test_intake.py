@@ -3,7 +3,7 @@ import threading
 import time
 
 import pytest
-from django.db import connection
+from django.db import DataError, connection
 
 from automations import services as automation_services
 from hooks import intake
@@ -171,3 +171,59 @@ def test_a_message_carries_at_most_a_chunk_of_ids(messages):
     dispatcher.stop()  # sends what is pending
     assert [len(ids) for ids in sent] == [chunk, chunk, 10]
     assert sum(sent, []) == list(range(2 * chunk + 10))
+
+
+def postgresql_only():
+    if connection.vendor != "postgresql":
+        pytest.skip("the libpq path of intake.insert is PostgreSQL's")
+
+
+def test_a_batch_larger_than_the_prepared_sizes_is_stored_with_each_id(make_automation):
+    postgresql_only()
+    automation = make_automation([])
+    rows = [delivery_for(automation, n) for n in range(intake.PREPARED_BATCH + 8)]
+    intake.insert(rows)
+    stored = {delivery.public_id: delivery for delivery in Delivery.objects.all()}
+    assert len(stored) == len(rows)
+    for row in rows:
+        delivery = stored[row.public_id]
+        assert (delivery.pk, bytes(delivery.body), delivery.status) == (row.pk, row.body, "pending")
+
+
+def test_every_value_is_stored_byte_for_byte(make_automation):
+    postgresql_only()
+    automation = make_automation([])
+    row = intake.Accepted(automation_id=automation.pk, method="PUT", path="/webhook/automation-ключ", query_string="a=1&b=%00",
+                          content_type="text/plain; charset=latin-1", body=bytes(range(256)), body_digest="d" * 64)
+    intake.insert([row])
+    stored = Delivery.objects.get(pk=row.pk)
+    assert (stored.public_id, stored.method, stored.path, stored.query_string, stored.content_type, bytes(stored.body),
+            stored.body_digest) == (row.public_id, row.method, row.path, row.query_string, row.content_type, row.body,
+                                    row.body_digest)
+
+
+def test_a_value_postgresql_cannot_hold_is_refused_not_cut_short(make_automation):
+    postgresql_only()
+    automation = make_automation([])
+    row = delivery_for(automation)
+    row.query_string = "a=1\x00b=2"  # text columns cannot hold NUL; a C string would silently end at it
+    with pytest.raises(DataError):
+        intake.insert([row])
+    assert not Delivery.objects.exists()
+    intake.insert([delivery_for(automation, 1)])  # the connection is still good
+    assert Delivery.objects.count() == 1
+
+
+def test_a_connection_the_server_closed_is_replaced_and_the_delivery_stored(make_automation, monkeypatch):
+    postgresql_only()
+    monkeypatch.setattr(intake.dispatcher, "send", lambda ids: None)
+    automation = make_automation([])
+    intake.store(delivery_for(automation, 1))  # the writer thread has its connection now
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE %s",
+            ["INSERT INTO hooks_delivery%"],
+        )
+        cursor.execute("SELECT pg_terminate_backend(%s)", [cursor.fetchone()[0]])
+    intake.store(delivery_for(automation, 2))
+    assert sorted(bytes(body) for body in Delivery.objects.values_list("body", flat=True)) == [b"1", b"2"]
