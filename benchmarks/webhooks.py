@@ -96,8 +96,8 @@ def main() -> None:
         worker.wait()
 
     print(f"\n{args.rounds} rounds x {args.seconds} s, median of rounds; wrk -t1; gunicorn {os.environ.get('BENCH_WORKERS', '2')} x {os.environ.get('BENCH_THREADS', '8')} threads")
-    print("| case | connections | req/s | p99 ms | vs (a) | vs (b) | errors |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | connections | req/s | p99 ms | vs (a) | vs (b) | errors | splits by round |")
+    print("|---|---|---|---|---|---|---|---|")
     for connections in (4, 32):
         empty = statistics.median(r["rps"] for r in results[("(a) empty view /healthz", connections)])
         naive = statistics.median(r["rps"] for r in results[("(b) naive durable view", connections)])
@@ -106,7 +106,8 @@ def main() -> None:
             rps = statistics.median(r["rps"] for r in runs)
             p99 = statistics.median(r["p99_ms"] for r in runs)
             errors = sum(r["errors"] + r["socket_errors"] for r in runs)
-            print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {rps / naive:.0%} | {errors} |")
+            splits = " ".join("/".join(map(str, r["split"])) for r in runs)
+            print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {rps / naive:.0%} | {errors} | {splits} |")
     print(f"\n200s answered by (b) and Flowgate: {accepted}; after the worker drained the queue: {counts}")
     print("\n| round trip, 1 connection | median ms | p99 ms | req/s |")
     print("|---|---|---|---|")

@@ -61,8 +61,8 @@ class AutomationGone(Exception):
 class Accepted:
     """An accepted request on its way to its Delivery row: the columns a request sets, and the row's id once stored.
 
-    A plain record rather than a Delivery instance: building a model
-    instance cost about a tenth of a webhook's CPU (benchmarks/RESULTS.md),
+    A plain record rather than a Delivery instance: under load, building the
+    model instance was 7% of a web process's busy time (benchmarks/RESULTS.md),
     and the request needs none of what a model does.
     """
 
@@ -198,8 +198,8 @@ def insert(rows: list[Accepted]) -> None:
     committed on its own, sent through libpq with every value in binary.
     Django's bulk_create builds and quotes the statement in Python on every
     call, and a transaction around it costs two more round trips; psycopg's
-    own execute adapts each value in Python, which cost five times the CPU of
-    this for a batch of 16 (benchmarks/RESULTS.md). Errors are Django's.
+    own execute adapts each value in Python, which cost four to five times the
+    CPU of this for a batch of 16 (benchmarks/RESULTS.md). Errors are Django's.
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         with transaction.atomic():
@@ -230,8 +230,9 @@ def insert(rows: list[Accepted]) -> None:
 class _PreparedHere(threading.local):
     """The batch sizes prepared on this thread's current libpq connection (a new connection starts empty)."""
 
-    pgconn = None
-    sizes: set[int] = set()
+    def __init__(self):
+        self.pgconn: pq.abc.PGconn | None = None
+        self.sizes: set[int] = set()
 
 
 _prepared_here = _PreparedHere()
