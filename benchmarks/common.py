@@ -70,11 +70,11 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
     8 connections split 8/0 run at a third of a 4/4 split. A run is therefore
     kept only when its connections are spread evenly over the server's
     processes (BENCH_WORKERS of them), give or take an eighth of the
-    connections: at 32 the kernel deals 32/0 or 29/3 far more often than an
-    exact 16/16, and 60 attempts often found none; otherwise it is stopped and repeated, so that every case of a
-    comparison meets the same split. `env` may be a
-    function, called for each attempt (a repeated run must not reuse the
-    rate-limited client addresses of the stopped one).
+    connections (at 32 the kernel deals 32/0 or 29/3 far more often than an
+    exact 16/16, and 60 attempts often found none); otherwise it is stopped
+    and repeated, so that every case of a comparison meets the same split.
+    `env` may be a function, called for each attempt (a repeated run must not
+    reuse the rate-limited client addresses of the stopped one).
     """
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
     for name, value in (headers or {}).items():
