@@ -10,20 +10,23 @@ from django.utils import timezone
 
 from automations import paths
 from automations.models import Run
-from automations.steps import StepContext, StepFailed, StopRun, kinds
+from automations.steps import WAIT_TIMED_OUT, StepContext, StepFailed, StopRun, kinds
 
 logger = logging.getLogger(__name__)
 
 
-def advance(run: Run, *, deadline: float | None = None) -> dict | None:
+def advance(run: Run, *, deadline: float | None = None, past_deadline: str = WAIT_TIMED_OUT) -> dict | None:
     """Run the steps not yet done; set the run's status, steps and error. Returns a respond step's response.
 
-    deadline (time.monotonic()) bounds a run whose caller is waiting (web services).
+    deadline (time.monotonic()) bounds the run: no step starts after it, and
+    a step that waits (an HTTP request) waits no longer than the time left.
+    The step that finds it passed fails with past_deadline.
     """
     automation = run.automation
     done = [record for record in run.steps if record.get("status") == "succeeded"]
     context = StepContext(
-        automation, {"trigger": run.trigger, "steps": {r["id"]: r.get("output") for r in done}}, deadline=deadline
+        automation, {"trigger": run.trigger, "steps": {r["id"]: r.get("output") for r in done}},
+        deadline=deadline, past_deadline=past_deadline,
     )
     records = list(done)
     run.status, run.error = Run.Status.SUCCEEDED, ""

@@ -1,6 +1,7 @@
 """Accepting and processing webhook deliveries (DESIGN.md contract 1) and answering web service calls."""
 import hashlib
 import logging
+import time
 import uuid
 from datetime import timedelta
 
@@ -13,6 +14,7 @@ from django.utils import timezone
 from automations import engine
 from automations import services as automation_services
 from automations.models import Automation, Run
+from automations.steps import PAST_TIME_LIMIT
 from hooks import intake, tasks
 from hooks.incoming import Incoming
 from hooks.models import Delivery
@@ -81,8 +83,19 @@ def _claim(delivery_id: int) -> uuid.UUID | None:
     return token if claimed else None
 
 
+def run_time_limit() -> float:
+    """Seconds a delivery's run may take: nine tenths of its lease.
+
+    Past the lease the sweeper hands the delivery to another worker, and the
+    steps of this run would happen a second time beside it; the last tenth
+    leaves time to record the outcome while the claim still holds.
+    """
+    return settings.DELIVERY_LEASE_SECONDS * 0.9
+
+
 def process_delivery(*, delivery_id: int) -> None:
     """Run one delivery; safe to call twice, concurrently, or after its worker died: one run completes."""
+    claimed_at = time.monotonic()
     token = _claim(delivery_id)
     if token is None:
         return
@@ -109,7 +122,7 @@ def process_delivery(*, delivery_id: int) -> None:
             automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts
         )
         Delivery.objects.filter(pk=delivery.pk, claim=token).update(run=run)
-    engine.advance(run)
+    engine.advance(run, deadline=claimed_at + run_time_limit(), past_deadline=PAST_TIME_LIMIT)
     _finish(delivery, token, run)
 
 

@@ -24,6 +24,7 @@ class StepFailed(Exception):
 
 
 WAIT_TIMED_OUT = "the web service caller's wait timed out"
+PAST_TIME_LIMIT = "the run passed its time limit"
 
 
 class StopRun(Exception):
@@ -35,15 +36,16 @@ class StepContext:
     automation: "object"  # automations.models.Automation
     data: dict  # {"trigger": ..., "steps": {step id: output}}
     response: dict | None = None  # set by a respond step, returned to a web service caller
-    deadline: float | None = None  # time.monotonic() by which a waiting caller must have its answer
+    deadline: float | None = None  # time.monotonic() by which the run must have ended
+    past_deadline: str = WAIT_TIMED_OUT  # the step's error once the deadline has passed
 
     def seconds_left(self, wanted: float) -> float:
-        """wanted, or less when a caller is waiting and its deadline is nearer; StepFailed once it has passed."""
+        """wanted, or less when the run's deadline is nearer; StepFailed once it has passed."""
         if self.deadline is None:
             return wanted
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise StepFailed(WAIT_TIMED_OUT)
+            raise StepFailed(self.past_deadline)
         return min(wanted, left)
     notes: list = field(default_factory=list)
 

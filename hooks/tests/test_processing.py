@@ -1,5 +1,8 @@
 """Processing deliveries: runs, retries, suppression, off and on, reset, delete, and exactly-once completion."""
+import threading
+import time
 from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.utils import timezone
@@ -220,3 +223,43 @@ def test_a_worker_lost_before_its_run_is_linked_leaves_no_orphan_run(make_automa
     Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert process(delivery).status == Delivery.Status.DONE
     assert list(Run.objects.values_list("status", flat=True)) == [Run.Status.SUCCEEDED]
+
+
+def test_a_run_past_its_time_limit_fails_before_its_lease_runs_out(make_automation, settings):
+    settings.DELIVERY_LEASE_SECONDS = 0  # the run may take nine tenths of it: no step may start
+    automation = make_automation(RECORD, settings={"retries": {"max_attempts": 1}})
+    delivery = process(deliver(automation))
+    assert delivery.run.status == Run.Status.FAILED
+    assert delivery.run.error == "step who: the run passed its time limit"
+    assert not LookupRow.objects.exists()
+    assert (delivery.status, delivery.claim) == (Delivery.Status.FAILED, None)
+
+
+@pytest.fixture
+def slow_app():
+    """A local app that answers after 3 seconds."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            time.sleep(3)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+
+
+def test_a_step_waits_no_longer_than_the_time_its_run_has_left(make_automation, settings, slow_app):
+    settings.HTTP_STEP_ALLOW_PRIVATE = True
+    settings.DELIVERY_LEASE_SECONDS = 1  # 0.9 s for the run, against the app's 3 s and the step's 30 s timeout
+    automation = make_automation([{"id": "call", "kind": "http_request", "method": "POST", "url": slow_app}],
+                                 settings={"retries": {"max_attempts": 1}})
+    delivery = process(deliver(automation))
+    assert delivery.run.status == Run.Status.FAILED
+    assert delivery.run.steps[0]["status"] == "failed"
+    assert delivery.status == Delivery.Status.FAILED
