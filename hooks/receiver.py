@@ -48,12 +48,12 @@ def receive(environ: dict, key: str) -> Reply:
     if handshake := _handshake(environ, inbound):
         return handshake
     try:
-        delivery = services.accept_delivery(automation_id=automation_id, incoming=inbound)
+        accepted = services.accept_delivery(automation_id=automation_id, incoming=inbound)
     except AutomationGone:  # deleted since its key was remembered
         selectors.forget_hook_key(key)
         return Reply(404)
     # SPEC 4.2: 200 with an empty body, sent only after the row is committed.
-    return Reply(200, [(DELIVERY_HEADER, str(delivery.public_id)), *_cors(environ, method)])
+    return Reply(200, [(DELIVERY_HEADER, str(accepted.public_id)), *_cors(environ, method)])
 
 
 def _cors(environ: dict, method: str) -> list[tuple[str, str]]:
