@@ -1,8 +1,5 @@
 """Processing deliveries: runs, retries, suppression, off and on, reset, delete, and exactly-once completion."""
-import threading
-import time
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.utils import timezone
@@ -12,6 +9,7 @@ from automations.models import LookupRow, Run
 from hooks import services
 from hooks.incoming import Incoming
 from hooks.models import Delivery
+from tests.local_apps import serving, slow_handler
 
 pytestmark = pytest.mark.django_db
 
@@ -238,20 +236,8 @@ def test_a_run_past_its_time_limit_fails_before_its_lease_runs_out(make_automati
 @pytest.fixture
 def slow_app():
     """A local app that answers after 3 seconds."""
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            time.sleep(3)
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
+    with serving(slow_handler(3)) as url:
+        yield url + "/"
 
 
 def test_a_step_waits_no_longer_than_the_time_its_run_has_left(make_automation, settings, slow_app):

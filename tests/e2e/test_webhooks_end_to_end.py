@@ -7,10 +7,8 @@ that got a 200 still ends with exactly one successful run.
 """
 import http.client
 import json
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import httpx
@@ -22,6 +20,7 @@ from automations import services as automation_services
 from automations.models import LookupRow, Run
 from hooks.models import Delivery
 from tests.e2e.stack import Stack, wait_until
+from tests.local_apps import serving, slow_handler
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -147,23 +146,8 @@ def test_an_oversized_chunked_body_gets_413(tmp_path, make_automation):
 @pytest.fixture
 def slow_app():
     """Another app that takes a moment to answer, so that the worker is killed in the middle of runs."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            time.sleep(0.3)
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/slow"
-    server.shutdown()
+    with serving(slow_handler(0.3)) as url:
+        yield url + "/slow"
 
 
 def test_a_worker_killed_mid_run_loses_nothing_and_completes_nothing_twice(stack, make_automation, slow_app):
