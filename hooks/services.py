@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -62,25 +62,30 @@ def _original_run(delivery: Delivery) -> int | None:
     )
 
 
-def _claim(delivery_id: int) -> uuid.UUID | None:
-    """Take the delivery for this worker: pending and due, or running under a lease that has run out."""
-    token, now = uuid.uuid4(), timezone.now()
-    due = Q(status=Delivery.Status.PENDING) & (Q(not_before__isnull=True) | Q(not_before__lte=now))
-    lost = Q(status=Delivery.Status.RUNNING, lease_until__lt=now)
-    if not Automation.objects.filter(enabled=True, deliveries__pk=delivery_id).exists():
-        return None  # off (kept for replay) or deleted
+def _claim(delivery_id: int, token: uuid.UUID) -> Delivery | None:
+    """Take the delivery for this worker, returning its row: pending and due, or running under a lease that has run out.
+
+    One UPDATE ... RETURNING instead of an update and a read: a delivery
+    costs a worker its statements' round trips more than anything else
+    (benchmarks/RESULTS.md). Called inside the transaction that starts the
+    run, so the claim and the run commit together.
+    """
+    now = timezone.now()
+    table, fields = Delivery._meta.db_table, Delivery._meta.concrete_fields
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+    claim, moment = Delivery._meta.get_field("claim"), Delivery._meta.get_field("lease_until")
+    token_value = claim.get_db_prep_value(token, connection)
+    lease_until, now_value = (moment.get_db_prep_value(value, connection) for value in (now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS), now))
     # Conditions on the row's own columns only: PostgreSQL re-checks those against a concurrent
     # claimer's committed row, but not a subquery (which a join in the filter would become).
-    claimed = (
-        Delivery.objects.filter(due | lost, pk=delivery_id)
-        .update(
-            status=Delivery.Status.RUNNING,
-            claim=token,
-            lease_until=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS),
-            attempts=F("attempts") + 1,
-        )
+    rows = Delivery.objects.raw(
+        f"UPDATE {table} SET status = %s, claim = %s, lease_until = %s, attempts = attempts + 1 "
+        f"WHERE id = %s AND ((status = %s AND (not_before IS NULL OR not_before <= %s)) OR (status = %s AND lease_until < %s)) "
+        f"RETURNING {columns}",
+        [Delivery.Status.RUNNING, token_value, lease_until, delivery_id,
+         Delivery.Status.PENDING, now_value, Delivery.Status.RUNNING, now_value],
     )
-    return token if claimed else None
+    return next(iter(rows), None)
 
 
 def run_time_limit() -> float:
@@ -96,32 +101,35 @@ def run_time_limit() -> float:
 def process_delivery(*, delivery_id: int) -> None:
     """Run one delivery; safe to call twice, concurrently, or after its worker died: one run completes."""
     claimed_at = time.monotonic()
-    token = _claim(delivery_id)
-    if token is None:
-        return
-    delivery = Delivery.objects.select_related("automation").get(pk=delivery_id)
-    automation = delivery.automation
-    if delivery.run_id:  # the previous holder's run never finished
-        Run.objects.filter(pk=delivery.run_id, status=Run.Status.RUNNING).update(
-            status=Run.Status.ABANDONED, finished_at=timezone.now(), error="its worker was lost; the delivery ran again"
-        )
-    if automation.suppress_duplicates and (original := _original_run(delivery)):
-        with transaction.atomic():
-            if Delivery.objects.filter(pk=delivery.pk, claim=token).update(
-                status=Delivery.Status.SUPPRESSED, suppressed_by_id=original, claim=None, lease_until=None
-            ):
-                Run.objects.filter(pk=original).update(suppressed_count=F("suppressed_count") + 1)
-        return
-    trigger = trigger_data(
-        body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string, path=delivery.path
-    )
-    # One commit for both: a worker lost between them would leave a running run that no
-    # delivery points to, which nothing would ever mark abandoned.
+    automation = Automation.objects.filter(enabled=True, deliveries__pk=delivery_id).first()
+    if automation is None:
+        return  # off (kept for replay) or deleted
+    token = uuid.uuid4()
+    # The claim, and the run row with the delivery's link to it, commit together: a worker lost
+    # before the commit leaves the delivery as it was, and one lost after it leaves a running run
+    # that the next claim marks abandoned.
     with transaction.atomic():
+        delivery = _claim(delivery_id, token)
+        if delivery is None:
+            return
+        delivery.automation = automation
+        if delivery.run_id:  # the previous holder's run never finished
+            Run.objects.filter(pk=delivery.run_id, status=Run.Status.RUNNING).update(
+                status=Run.Status.ABANDONED, finished_at=timezone.now(), error="its worker was lost; the delivery ran again"
+            )
+        if automation.suppress_duplicates and (original := _original_run(delivery)):
+            Delivery.objects.filter(pk=delivery.pk).update(
+                status=Delivery.Status.SUPPRESSED, suppressed_by_id=original, claim=None, lease_until=None
+            )
+            Run.objects.filter(pk=original).update(suppressed_count=F("suppressed_count") + 1)
+            return
+        trigger = trigger_data(
+            body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string, path=delivery.path
+        )
         run = automation_services.start_run(
             automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts
         )
-        Delivery.objects.filter(pk=delivery.pk, claim=token).update(run=run)
+        Delivery.objects.filter(pk=delivery.pk).update(run=run)
     engine.advance(run, deadline=claimed_at + run_time_limit(), past_deadline=PAST_TIME_LIMIT)
     _finish(delivery, token, run)
 

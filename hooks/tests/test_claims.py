@@ -1,5 +1,6 @@
 """Claiming a delivery is race-free on PostgreSQL: of many workers taking it at once, one gets it."""
 import threading
+import uuid
 
 import pytest
 from django.db import connection, connections
@@ -15,12 +16,12 @@ def test_of_workers_claiming_one_delivery_together_exactly_one_gets_it(make_auto
         pytest.skip("row-level concurrency is PostgreSQL's (SQLite serializes every writer)")
     automation = make_automation([])
     delivery = services.accept_delivery(automation_id=automation.pk, incoming=Incoming("POST", "/", "", "", b"x"))
-    start, tokens = threading.Barrier(8), []
+    start, claimed = threading.Barrier(8), []
 
     def claim():
         start.wait()
         try:
-            tokens.append(services._claim(delivery.pk))
+            claimed.append(services._claim(delivery.pk, uuid.uuid4()))
         finally:
             connections.close_all()
 
@@ -29,4 +30,4 @@ def test_of_workers_claiming_one_delivery_together_exactly_one_gets_it(make_auto
         thread.start()
     for thread in threads:
         thread.join()
-    assert len([token for token in tokens if token]) == 1
+    assert len([row for row in claimed if row is not None]) == 1

@@ -1,4 +1,5 @@
 """Processing deliveries: runs, retries, suppression, off and on, reset, delete, and exactly-once completion."""
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -161,10 +162,9 @@ def test_deleting_discards_queued_deliveries(make_automation):
 def test_a_delivery_whose_worker_was_lost_runs_again_once_its_lease_ends(make_automation):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
-    token = services._claim(delivery.pk)  # a worker took it, started a run, and died
+    assert services._claim(delivery.pk, uuid.uuid4())  # a worker took it, started a run, and died
     lost_run = automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
     Delivery.objects.filter(pk=delivery.pk).update(run=lost_run)
-    assert token is not None
     process(delivery)  # the lease still holds: nobody else may take it
     assert Delivery.objects.get(pk=delivery.pk).status == Delivery.Status.RUNNING
     Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
@@ -178,7 +178,8 @@ def test_a_delivery_whose_worker_was_lost_runs_again_once_its_lease_ends(make_au
 def test_a_worker_that_lost_its_claim_cannot_complete_the_delivery(make_automation):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
-    slow = services._claim(delivery.pk)
+    slow = uuid.uuid4()
+    assert services._claim(delivery.pk, slow)
     Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     process(delivery)  # a second worker takes over and completes it
     run = automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
@@ -201,7 +202,7 @@ def test_the_sweeper_queues_stale_pending_and_lost_deliveries(make_automation, e
     assert fresh.status == Delivery.Status.DONE  # taken by the same automation's replay, oldest first
 
 
-def test_a_worker_lost_before_its_run_is_linked_leaves_no_orphan_run(make_automation, monkeypatch):
+def test_a_worker_lost_before_its_run_is_linked_leaves_no_orphan_run_and_no_claim(make_automation, monkeypatch):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
     real_start_run = automation_services.start_run
@@ -218,7 +219,8 @@ def test_a_worker_lost_before_its_run_is_linked_leaves_no_orphan_run(make_automa
         services.process_delivery(delivery_id=delivery.pk)
     monkeypatch.undo()
     assert not Run.objects.exists()  # the run row went with the link: the next holder starts one afresh
-    Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    # The claim went too, so the next task takes the delivery at once instead of waiting out a lease.
+    assert Delivery.objects.values_list("status", "claim", "attempts").get(pk=delivery.pk) == (Delivery.Status.PENDING, None, 0)
     assert process(delivery).status == Delivery.Status.DONE
     assert list(Run.objects.values_list("status", flat=True)) == [Run.Status.SUCCEEDED]
 
