@@ -14,6 +14,10 @@ from automations.steps import WAIT_TIMED_OUT, StepContext, StepFailed, StopRun, 
 
 logger = logging.getLogger(__name__)
 
+# What advance() sets on a run. Callers save these alone: the trigger, often the
+# run's largest value, was stored when the run started and is not written again.
+OUTCOME_FIELDS = ("status", "error", "steps", "finished_at")
+
 
 def advance(run: Run, *, deadline: float | None = None, past_deadline: str = WAIT_TIMED_OUT) -> dict | None:
     """Run the steps not yet done; set the run's status, steps and error. Returns a respond step's response.

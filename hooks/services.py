@@ -148,14 +148,14 @@ def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
     with transaction.atomic():
         # The gate of exactly-once completion: only the holder of the current claim completes the delivery.
         if Delivery.objects.filter(pk=delivery.pk, claim=token, status=Delivery.Status.RUNNING).update(**changes):
-            run.save()
+            run.save(update_fields=engine.OUTCOME_FIELDS)
             if retry_in is not None:
                 transaction.on_commit(
                     lambda: tasks.process_delivery.apply_async((delivery.pk,), countdown=retry_in), robust=True
                 )
         else:
             run.status, run.error = Run.Status.ABANDONED, "another worker took this delivery over (its lease ran out)"
-            run.save()
+            run.save(update_fields=engine.OUTCOME_FIELDS)
 
 
 def replay_kept(*, automation_id: int) -> int:

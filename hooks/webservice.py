@@ -62,7 +62,7 @@ def call(*, key: str, incoming: Incoming) -> Answer:
     )
     run = automation_services.start_run(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE)
     response = engine.advance(run, deadline=time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS)
-    run.save()
+    run.save(update_fields=engine.OUTCOME_FIELDS)
     if response is not None:
         return _from_response(response)
     if run.status == Run.Status.FAILED and run.error.endswith(WAIT_TIMED_OUT):
