@@ -73,6 +73,8 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
     connections (at 32 the kernel deals 32/0 or 29/3 far more often than an
     exact 16/16, and 60 attempts often found none); otherwise it is stopped
     and repeated, so that every case of a comparison meets the same split.
+    "steal" is the share of the machine's CPU time the hypervisor gave to
+    others during the kept attempt: rounds that lost much of it say so.
     `env` may be a function, called for each attempt (a repeated run must not
     reuse the rate-limited client addresses of the stopped one).
     """
@@ -86,6 +88,7 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
     even = [n for n in (connections // workers + (i < connections % workers) for i in range(workers)) if n]
     stopped = {"requests": 0, "errors": 0}  # answered during stopped attempts: they count toward what was stored
     for attempt in range(ATTEMPTS):
+        before = _cpu_times()
         extra = env() if callable(env) else env
         run = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, **(extra or {})})
         if os.environ.get("BENCH_THREADS") == "1":
@@ -105,8 +108,15 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
     out, _ = run.communicate()
     if run.returncode:
         raise subprocess.CalledProcessError(run.returncode, command, out)
-    return {**_parse(out), "split": split, "attempts": attempt + 1,
+    spent = [after - then for then, after in zip(before, _cpu_times())]
+    return {**_parse(out), "split": split, "attempts": attempt + 1, "steal": spent[7] / (sum(spent) or 1),
             "stopped_requests": stopped["requests"], "stopped_errors": stopped["errors"]}
+
+
+def _cpu_times() -> list[int]:
+    """The machine's CPU time so far by kind (/proc/stat): user, nice, system, idle, iowait, irq, softirq, steal."""
+    with open("/proc/stat") as stat:
+        return [int(n) for n in stat.readline().split()[1:9]]
 
 
 def _parse(out: str) -> dict:

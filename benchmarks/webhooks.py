@@ -1,12 +1,16 @@
 """Webhook accept throughput and p99 beside (a) an empty Django view and (b) a naive durable view.
 
-Run: .venv/bin/python benchmarks/webhooks.py [--seconds 8] [--rounds 2]
+Run: .venv/bin/python benchmarks/webhooks.py [--seconds 5] [--rounds 5]
 Same gunicorn (as the Procfile: 2 processes of 8 threads; BENCH_WORKERS and
 BENCH_THREADS change it), PostgreSQL and Redis for all three:
 (a) /healthz; (b) /naive-{key}: one indexed SELECT, one INSERT with its own
 commit, one Celery .delay per request (benchmarks/baselines_wsgi.py); and the
-real /automation-{key}. At 4 and 32 connections. Afterwards a worker drains
-the queue and the script checks that 200s sent = delivery rows = runs.
+real /automation-{key}. At 4 and 32 connections, rounds interleaved, the
+median of the rounds reported with each round's connection split and the
+share of CPU time the hypervisor took (steal): on a shared machine a round
+can lose a third of it. Afterwards a worker drains the queue (4 processes:
+it is only the check) and the script checks that 200s sent = delivery rows
+= runs.
 Last, the round trip of a three-step web service beside the empty view's,
 one request at a time.
 """
@@ -45,8 +49,8 @@ SELECT json_build_object(
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
     database = "flowgate_bench_hooks"
@@ -68,9 +72,10 @@ def main() -> None:
     results = {(name, c): [] for name in cases for c in (4, 32)}
     round_trips = {"(a) empty view /healthz": [], "web service, 3 steps": []}
     try:
-        for _ in range(args.rounds):
+        for round_ in range(args.rounds):
             for connections in (4, 32):
-                for name, (url, script) in cases.items():
+                # Every other round in reverse order, so that a drift of the machine favours no case.
+                for name, (url, script) in list(cases.items())[::1 if round_ % 2 == 0 else -1]:
                     results[(name, connections)].append(wrk(url, connections=connections, seconds=args.seconds, script=script))
             # Round trip: one connection, so that the median is one request's time, not a queue's.
             round_trips["(a) empty view /healthz"].append(wrk(f"{base}/healthz", connections=1, seconds=args.seconds))
@@ -82,7 +87,7 @@ def main() -> None:
 
     accepted = sum(r["requests"] - r["errors"] + r["stopped_requests"] - r["stopped_errors"]
                    for (name, _), runs in results.items() if name != "(a) empty view /healthz" for r in runs)
-    worker = subprocess.Popen([PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"],
+    worker = subprocess.Popen([PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "4", "--loglevel", "WARNING"],
                               cwd=ROOT, env=env)
     try:
         for _ in range(1200):  # psql, not a Django shell: polling must not take the worker's CPU
@@ -96,8 +101,8 @@ def main() -> None:
         worker.wait()
 
     print(f"\n{args.rounds} rounds x {args.seconds} s, median of rounds; wrk -t1; gunicorn {os.environ.get('BENCH_WORKERS', '2')} x {os.environ.get('BENCH_THREADS', '8')} threads")
-    print("| case | connections | req/s | p99 ms | vs (a) | vs (b) | errors | splits by round |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| case | connections | req/s | p99 ms | vs (a) | vs (b) | errors | splits by round | steal % by round |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for connections in (4, 32):
         empty = statistics.median(r["rps"] for r in results[("(a) empty view /healthz", connections)])
         naive = statistics.median(r["rps"] for r in results[("(b) naive durable view", connections)])
@@ -107,7 +112,8 @@ def main() -> None:
             p99 = statistics.median(r["p99_ms"] for r in runs)
             errors = sum(r["errors"] + r["socket_errors"] for r in runs)
             splits = " ".join("/".join(map(str, r["split"])) for r in runs)
-            print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {rps / naive:.0%} | {errors} | {splits} |")
+            steal = " ".join(f"{r['steal']:.0%}".rstrip("%") for r in runs)
+            print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {rps / naive:.0%} | {errors} | {splits} | {steal} |")
     print(f"\n200s answered by (b) and Flowgate: {accepted}; after the worker drained the queue: {counts}")
     print("\n| round trip, 1 connection | median ms | p99 ms | req/s |")
     print("|---|---|---|---|")
