@@ -1,4 +1,5 @@
 """Accepting and processing webhook deliveries (DESIGN.md contract 1) and answering web service calls."""
+import functools
 import hashlib
 import logging
 import time
@@ -63,27 +64,25 @@ def _original_run(delivery: Delivery) -> int | None:
 
 
 def _claim(delivery_id: int, token: uuid.UUID) -> Delivery | None:
-    """Take the delivery for this worker, returning its row: pending and due, or running under a lease that has run out.
+    """Take the delivery for this worker and return its row: pending and due, or running under a lapsed lease.
 
-    One UPDATE ... RETURNING instead of an update and a read: a delivery
-    costs a worker its statements' round trips more than anything else
+    One UPDATE ... RETURNING instead of an update and a read: what a
+    delivery costs a worker is mostly its statements' round trips
     (benchmarks/RESULTS.md). Called inside the transaction that starts the
-    run, so the claim and the run commit together.
+    run, so that the claim and the run commit together.
     """
     now = timezone.now()
-    table, fields = Delivery._meta.db_table, Delivery._meta.concrete_fields
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-    claim, moment = Delivery._meta.get_field("claim"), Delivery._meta.get_field("lease_until")
-    token_value = claim.get_db_prep_value(token, connection)
-    lease_until, now_value = (moment.get_db_prep_value(value, connection) for value in (now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS), now))
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in Delivery._meta.concrete_fields)
+    moment = functools.partial(Delivery._meta.get_field("lease_until").get_db_prep_value, connection=connection)
+    claim = Delivery._meta.get_field("claim").get_db_prep_value(token, connection)
     # Conditions on the row's own columns only: PostgreSQL re-checks those against a concurrent
     # claimer's committed row, but not a subquery (which a join in the filter would become).
     rows = Delivery.objects.raw(
-        f"UPDATE {table} SET status = %s, claim = %s, lease_until = %s, attempts = attempts + 1 "
+        f"UPDATE {Delivery._meta.db_table} SET status = %s, claim = %s, lease_until = %s, attempts = attempts + 1 "
         f"WHERE id = %s AND ((status = %s AND (not_before IS NULL OR not_before <= %s)) OR (status = %s AND lease_until < %s)) "
         f"RETURNING {columns}",
-        [Delivery.Status.RUNNING, token_value, lease_until, delivery_id,
-         Delivery.Status.PENDING, now_value, Delivery.Status.RUNNING, now_value],
+        [Delivery.Status.RUNNING, claim, moment(now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)), delivery_id,
+         Delivery.Status.PENDING, moment(now), Delivery.Status.RUNNING, moment(now)],
     )
     return next(iter(rows), None)
 
