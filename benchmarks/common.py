@@ -34,22 +34,30 @@ def manage(env: dict, *args: str) -> str:
 
 
 def start_gunicorn(env: dict, port: int, app: str = "config.wsgi") -> subprocess.Popen:
-    """gunicorn as the Procfile runs it: WEB_CONCURRENCY processes of WEB_THREADS threads (BENCH_ overrides)."""
+    """gunicorn as the Procfile runs it (config/gunicorn.py): 2 processes of 8 threads (BENCH_ overrides), no access log."""
     workers = os.environ.get("BENCH_WORKERS", "2")
     threads = os.environ.get("BENCH_THREADS", "8")
     process = subprocess.Popen(
-        [PYTHON, "-m", "gunicorn", app, "--bind", f"127.0.0.1:{port}", "--workers", workers, "--threads", threads,
-         "--log-level", "warning"],
+        [PYTHON, "-m", "gunicorn", app, "-c", "config/gunicorn.py", "--bind", f"127.0.0.1:{port}", "--workers", workers,
+         "--threads", threads, "--log-level", "warning"],
         cwd=ROOT, env=env,
     )
     for _ in range(100):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-            return process
+            # Each process binds a socket of its own as it boots (config/gunicorn.py): wait for all of them.
+            if _listeners(port) == int(workers):
+                return process
+            time.sleep(0.2)
         except OSError:
             time.sleep(0.2)
     process.kill()
     raise RuntimeError("gunicorn did not start")
+
+
+def _listeners(port: int) -> int:
+    out = subprocess.run(["ss", "-tlnH", f"( sport = :{port} )"], check=True, capture_output=True, text=True).stdout
+    return len(out.splitlines())
 
 
 def connections_per_process(port: int) -> list[int]:
@@ -66,13 +74,15 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
     """wrk's requests per second, p99 and count of non-2xx/3xx answers; script is a Lua file under benchmarks/.
 
     gunicorn's threaded workers keep a keep-alive connection in the process
-    that accepted it, and which process wins each accept is up to the kernel:
-    8 connections split 8/0 run at a third of a 4/4 split. A run is therefore
-    kept only when its connections are spread evenly over the server's
-    processes (BENCH_WORKERS of them), give or take an eighth of the
-    connections (at 32 the kernel deals 32/0 or 29/3 far more often than an
-    exact 16/16, and 60 attempts often found none); otherwise it is stopped
-    and repeated, so that every case of a comparison meets the same split.
+    that accepted it: 8 connections split 8/0 run at a third of a 4/4 split.
+    Each process has a socket of its own (config/gunicorn.py) and the kernel
+    deals connections over them by a hash of their addresses, so a split is
+    even only by chance (with one shared socket it was worse: at 32, 32/0 or
+    29/3 came far more often than 16/16). A run is therefore kept only when
+    its connections are spread evenly over the server's processes
+    (BENCH_WORKERS of them), give or take an eighth of the connections;
+    otherwise it is stopped and repeated, so that every case of a comparison
+    meets the same split.
     "steal" is the share of the machine's CPU time the hypervisor gave to
     others during the kept attempt: rounds that lost much of it say so.
     `env` may be a function, called for each attempt (a repeated run must not

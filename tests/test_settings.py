@@ -83,9 +83,10 @@ def test_helpers_read_typed_values(monkeypatch):
         env.env_int("X_INT", 0)
 
 
-def test_env_example_lists_every_variable_the_settings_read():
+def test_env_example_lists_every_variable_the_settings_and_the_web_processes_read():
     import re
 
-    read = set(re.findall(r'env_\w+\(\s*"([A-Z_]+)"', (ROOT / "config" / "settings.py").read_text()))
+    sources = (ROOT / "config" / "settings.py", ROOT / "config" / "gunicorn.py")
+    read = {name for source in sources for name in re.findall(r'env_\w+\(\s*"([A-Z_]+)"', source.read_text())}
     listed = set(re.findall(r"^#?\s*([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
     assert read - listed == set()

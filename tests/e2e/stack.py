@@ -59,8 +59,8 @@ class Stack:
         )
 
     def start_web(self) -> None:
-        self._start("web", sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{self.port}",
-                    "--workers", "2", "--threads", "8", "--log-level", "warning")
+        self._start("web", sys.executable, "-m", "gunicorn", "config.wsgi", "-c", "config/gunicorn.py",
+                    "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "8", "--log-level", "warning")
         wait_until(self._answers, 30, 0.2, "gunicorn to answer")
 
     def start_worker(self) -> None:

@@ -1,0 +1,50 @@
+"""gunicorn's settings for the web processes: what the Procfile, the end-to-end tests and the benchmarks run.
+
+Run: gunicorn config.wsgi -c config/gunicorn.py (options on the command line win).
+
+Threads: concurrent webhooks in one process share a commit (docs/webhooks.md).
+
+reuse_port: each web process listens on a socket of its own and the kernel
+deals new connections over them by a hash of their addresses. With one shared
+socket, whichever process is waiting first takes the connection, and a
+threaded process keeps the keep-alive connections it took: 32 connections
+from a load balancer often landed 32/0 or 31/1 on two processes, leaving one
+idle (benchmarks/RESULTS.md). The cost: any process of the same user could
+join the port and take a share of its traffic unnoticed, so startup refuses
+an address that is already listening.
+"""
+import errno
+import socket
+
+from config.env import env_int, env_str
+
+bind = env_str("WEB_BIND", "127.0.0.1:8000")
+workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
+threads = env_int("WEB_THREADS", 8, minimum=1)
+forwarded_allow_ips = env_str("FORWARDED_ALLOW_IPS", "127.0.0.1")
+reuse_port = True
+
+
+def on_starting(server) -> None:
+    if server.master_pid:  # a re-executed master (USR2) starts beside its parent's listeners on purpose
+        return
+    for address in server.cfg.address:
+        _refuse_if_listening(address)
+
+
+def _refuse_if_listening(address) -> None:
+    """Exit if something already listens on this TCP address; unix sockets and fds are left to gunicorn."""
+    if not isinstance(address, tuple):
+        return
+    family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+    probe = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # SO_REUSEADDR lets a port in TIME_WAIT pass; a listening socket still refuses the bind.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(address)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise SystemExit(f"{address[0]}:{address[1]} is already in use; stop what listens there first") from None
+        raise
+    finally:
+        probe.close()
