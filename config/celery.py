@@ -1,10 +1,22 @@
 """The Celery app; its settings are the CELERY_* names in config/settings.py."""
 import os
 
-from celery import Celery
+from celery import Celery, signals
+from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("flowgate")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def _close_old_connections(task=None, **kwargs) -> None:
+    """Around each task, as Django does around each request: drop connections past DB_CONN_MAX_AGE or broken.
+
+    Not for a task run eagerly: it runs inside its caller's transaction.
+    """
+    if task is None or not getattr(task.request, "is_eager", False):
+        close_old_connections()

@@ -245,6 +245,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Results live in the database rows the tasks write; no result backend.
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery closes a worker's database connections around every task unless this
+# is set, so each task paid for a new PostgreSQL connection (about a tenth of
+# a worker's throughput, benchmarks/RESULTS.md). With it set, Celery closes
+# them only every this many tasks; in between, config/celery.py gives tasks
+# the lifecycle Django gives requests (DB_CONN_MAX_AGE, health checks).
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
