@@ -156,9 +156,9 @@ def _complete(delivery_id: int, token: uuid.UUID, run: Run, changes: dict) -> bo
     """The gate of exactly-once completion: if this worker still holds the claim, apply changes and save the run's outcome.
 
     Both writes commit together or not at all; True if they did. On
-    PostgreSQL they are one statement (the gate a data-modifying WITH), so
-    one round trip instead of four (BEGIN, two updates, COMMIT): what a
-    delivery costs a worker is mostly its round trips (benchmarks/RESULTS.md).
+    PostgreSQL they are one statement (the gate a data-modifying WITH): one
+    round trip and one short transaction instead of BEGIN, two updates and
+    COMMIT.
     """
     if connection.vendor != "postgresql":
         with transaction.atomic():
