@@ -246,10 +246,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Celery closes a worker's database connections around every task unless this
-# is set, so each task paid for a new PostgreSQL connection (about a fifth of
-# a worker's rate draining a backlog, benchmarks/RESULTS.md). With it set, Celery closes
-# them only every this many tasks; in between, config/celery.py gives tasks
-# the lifecycle Django gives requests (DB_CONN_MAX_AGE, health checks).
+# is set, so each task paid for a new PostgreSQL connection (a backlog drained
+# at 153 deliveries/s then, 187 now: benchmarks/RESULTS.md). With it set,
+# Celery closes them only every this many tasks; in between, config/celery.py
+# gives tasks the lifecycle Django gives requests (DB_CONN_MAX_AGE, health
+# checks).
 CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
