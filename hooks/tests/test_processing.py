@@ -159,6 +159,22 @@ def test_deleting_discards_queued_deliveries(make_automation):
     assert not Run.objects.exists()
 
 
+def test_an_automation_deleted_while_its_run_is_in_progress_ends_the_task_quietly(make_automation, monkeypatch):
+    automation = make_automation(RECORD)
+    delivery = deliver(automation)
+    real_advance = services.engine.advance
+
+    def advance_then_delete(run, **kwargs):
+        response = real_advance(run, **kwargs)
+        automation_services.delete_automation(automation=automation)  # the owner deletes it meanwhile
+        return response
+
+    monkeypatch.setattr(services.engine, "advance", advance_then_delete)
+    services.process_delivery(delivery_id=delivery.pk)  # no error for the worker's log
+    assert not Delivery.objects.exists()
+    assert not Run.objects.exists()
+
+
 def test_a_delivery_whose_worker_was_lost_runs_again_once_its_lease_ends(make_automation):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
