@@ -31,6 +31,14 @@ def automation_id_for_hook_key(key: str) -> int | None:
     return row[0]
 
 
+def remembered_hook_key(key: str) -> int | None:
+    """The automation id for key if this process remembers it, else None (unknown, or not yet looked up)."""
+    hit = _remembered.get(keys.digest(key))
+    if hit is not None and hit[0] > time.monotonic():
+        return hit[1]
+    return None
+
+
 def forget_hook_key(key: str) -> None:
     _remembered.pop(keys.digest(key), None)
 

@@ -50,12 +50,17 @@ def read_body(environ: dict) -> bytes:
 
 
 def from_environ(environ: dict) -> Incoming:
+    return with_body(environ, read_body(environ))
+
+
+def with_body(environ: dict, body: bytes) -> Incoming:
+    """The request described by environ, with its body read by whoever serves it (WSGI stream or ASGI messages)."""
     return Incoming(
         method=environ["REQUEST_METHOD"],
         path=get_script_name(environ) + get_path_info(environ),
         query_string=environ.get("QUERY_STRING", ""),
         content_type=environ.get("CONTENT_TYPE", ""),
-        body=read_body(environ),
+        body=body,
     )
 
 

@@ -19,6 +19,7 @@ a moment ago) fails. A request that waited COMMIT_WAIT_SECONDS gets an error
 (500) even if its row commits later; that row still runs, and a sender that
 retries is met by duplicate suppression.
 """
+import asyncio
 import atexit
 import functools
 import logging
@@ -81,15 +82,21 @@ class Accepted:
 
 
 class _Ticket:
-    """One request waiting for its row: the writer releases `done` once the row is committed or has failed."""
+    """One request waiting for its row: the writer releases `done` once the row is committed or has failed.
+
+    `done` is a lock a request thread waits on, or a future a coroutine awaits
+    on an event loop (hooks/asgi.py).
+    """
 
     __slots__ = ("row", "done", "committed", "error")
 
-    def __init__(self, row: Accepted):
+    def __init__(self, row: Accepted, done: asyncio.Future | None = None):
         self.row = row
-        # A bare lock is the cheapest hand-off between two threads: taken now, released by the writer.
-        self.done = threading.Lock()
-        self.done.acquire()
+        if done is None:
+            # A bare lock is the cheapest hand-off between two threads: taken now, released by the writer.
+            done = threading.Lock()
+            done.acquire()
+        self.done = done
         self.committed = False
         self.error: BaseException | None = None
 
@@ -106,6 +113,18 @@ class _Writer:
         self._queue.put(ticket)
         if not ticket.done.acquire(timeout=COMMIT_WAIT_SECONDS):
             raise DatabaseError("the delivery was not committed in time")
+        if not ticket.committed:
+            raise ticket.error or DatabaseError("the delivery was not committed")
+
+    async def store_async(self, row: Accepted) -> None:
+        ticket = _Ticket(row, asyncio.get_running_loop().create_future())
+        self._ensure_thread()
+        self._queue.put(ticket)
+        try:
+            async with asyncio.timeout(COMMIT_WAIT_SECONDS):
+                await ticket.done
+        except TimeoutError:
+            raise DatabaseError("the delivery was not committed in time") from None
         if not ticket.committed:
             raise ticket.error or DatabaseError("the delivery was not committed")
 
@@ -145,8 +164,7 @@ class _Writer:
             except BaseException:  # a request is told "stored" only for a row known to be committed
                 logger.exception("storing %d deliveries failed", len(batch))
             finally:
-                for ticket in batch:
-                    ticket.done.release()
+                _release(batch)
 
     def _commit(self, batch: list[_Ticket]) -> None:
         try:
@@ -171,6 +189,31 @@ class _Writer:
             ticket.error = error
         else:
             ticket.committed = True
+
+
+def _release(batch: list[_Ticket]) -> None:
+    """Wake every request of the batch: a thread through its lock, and each event loop once for all its requests.
+
+    One wake-up per loop rather than per request is what lets a process on
+    an event loop answer a batch for the price of one switch (docs/webhooks.md).
+    """
+    futures: dict[asyncio.AbstractEventLoop, list[asyncio.Future]] = {}
+    for ticket in batch:
+        if isinstance(ticket.done, asyncio.Future):
+            futures.setdefault(ticket.done.get_loop(), []).append(ticket.done)
+        else:
+            ticket.done.release()
+    for loop, waiting in futures.items():
+        try:
+            loop.call_soon_threadsafe(_resolve, waiting)
+        except RuntimeError:  # the loop has closed: nobody is waiting any more
+            pass
+
+
+def _resolve(futures: list[asyncio.Future]) -> None:
+    for future in futures:
+        if not future.done():  # one that timed out was cancelled
+            future.set_result(None)
 
 
 _COLUMNS = ("automation_id", "public_id", "method", "path", "query_string", "content_type", "body", "body_digest")
@@ -335,6 +378,11 @@ def stop() -> None:
     """End both threads and close their database connections (tests; they start again on the next store)."""
     writer.stop()
     dispatcher.stop()
+
+
+async def store_async(row: Accepted) -> None:
+    """store() for a coroutine on an event loop: awaits the commit instead of blocking a thread on it."""
+    await writer.store_async(row)
 
 
 def store(row: Accepted) -> None:

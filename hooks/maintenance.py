@@ -25,5 +25,14 @@ def active() -> bool:
     return _memo["active"]
 
 
+def known() -> bool | None:
+    """active() if it needs no query now, else None: for an event loop, which must not wait on the database."""
+    if settings.MAINTENANCE_MODE:
+        return True
+    if time.monotonic() - _memo["at"] >= CHECK_SECONDS:
+        return None
+    return _memo["active"]
+
+
 def reset() -> None:
     _memo["at"] = float("-inf")

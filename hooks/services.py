@@ -32,7 +32,14 @@ def accept_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepte
     leaves the delivery kept for replay. Raises intake.AutomationGone when
     the automation was deleted a moment ago.
     """
-    accepted = intake.Accepted(
+    accepted = new_delivery(automation_id=automation_id, incoming=incoming)
+    intake.store(accepted)
+    return accepted
+
+
+def new_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepted:
+    """The delivery a request makes, not yet stored: intake.store or intake.store_async stores it."""
+    return intake.Accepted(
         automation_id=automation_id,
         method=incoming.method,
         path=incoming.path[:2048],
@@ -41,8 +48,6 @@ def accept_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepte
         body=incoming.body,
         body_digest=hashlib.sha256(incoming.body).hexdigest(),
     )
-    intake.store(accepted)
-    return accepted
 
 
 def _original_run(delivery: Delivery) -> int | None:

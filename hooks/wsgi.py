@@ -45,11 +45,16 @@ class WebhookEntry:
             reply = receiver.Reply(500)
         finally:
             signals.request_finished.send(sender=self.__class__)
-        headers = [*reply.headers, *_security_headers(environ), ("Content-Length", str(len(reply.body)))]
-        if reply.content_type:
-            headers.append(("Content-Type", reply.content_type))
-        start_response(f"{reply.status} {HTTPStatus(reply.status).phrase}", headers)
+        start_response(f"{reply.status} {HTTPStatus(reply.status).phrase}", response_headers(environ, reply))
         return [reply.body]
+
+
+def response_headers(environ: dict, reply: receiver.Reply) -> list[tuple[str, str]]:
+    """The reply's headers with those Django's middleware would have added, its length and type."""
+    headers = [*reply.headers, *_security_headers(environ), ("Content-Length", str(len(reply.body)))]
+    if reply.content_type:
+        headers.append(("Content-Type", reply.content_type))
+    return headers
 
 
 def webhook_key(environ: dict) -> str | None:

@@ -1,0 +1,22 @@
+"""ASGI entry point of the hooks process (Procfile `hooks`, gunicorn's asgi worker): webhooks on an event loop.
+
+Webhook URLs are answered by hooks/asgi.py without a thread per request.
+Every other request (web services on the hooks host, and the whole site
+when one process serves every host) goes to the same Django WSGI
+application the web process serves, run in a pool of WEB_THREADS threads.
+"""
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+django_application = get_wsgi_application()
+
+from a2wsgi import WSGIMiddleware  # noqa: E402
+
+from config.env import env_int  # noqa: E402
+from hooks.asgi import HooksApplication  # noqa: E402  (needs the apps loaded above)
+
+threads = env_int("WEB_THREADS", 8, minimum=1)
+application = HooksApplication(WSGIMiddleware(django_application, workers=threads), threads=threads)
