@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 WEB_BIND ?= 127.0.0.1:8000
-export WEB_BIND
+HOOKS_BIND ?= 127.0.0.1:8001
+export WEB_BIND HOOKS_BIND
 
 .PHONY: install run test migrate demo clean
 
@@ -17,12 +18,14 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-# Starts web, worker and beat with the demo catalog. Without DATABASE_URL and
+# Starts web, hooks, worker and beat with the demo catalog. Without DATABASE_URL and
 # REDIS_URL it runs on the embedded default (SQLite, file broker and cache).
 # DEBUG defaults to on here so no SECRET_KEY is needed to try it out.
 run: export DEBUG ?= 1
 # The printed URLs must be an allowed host: the public URL follows the bind address.
 run: export BASE_URL ?= http://$(WEB_BIND)
+# Webhook and web service URLs are served by the hooks process (config/asgi.py), as in production.
+run: export HOOKS_URL ?= http://$(HOOKS_BIND)
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
@@ -38,6 +41,7 @@ run: install
 	@echo "  bulk          $$BASE_URL/catalog/v1/bulk"
 	@echo "  OpenAPI       $$BASE_URL/catalog/v1/openapi.json"
 	@echo "  admin         $$BASE_URL/admin/  (admin / admin on a fresh demo)"
+	@echo "  webhooks and web services on $$HOOKS_URL (the hooks process)"
 	@echo "  try the demo automation: curl -d '{\"email\": \"ada@example.com\"}' <its web service or webhook URL above>"
 	@echo
 	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/honcho start -f Procfile

@@ -33,18 +33,25 @@ def manage(env: dict, *args: str) -> str:
     return subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
 
 
-def start_gunicorn(env: dict, port: int, app: str = "config.wsgi") -> subprocess.Popen:
-    """gunicorn as the Procfile runs it (config/gunicorn.py): 2 processes of 8 threads (BENCH_ overrides), no access log."""
+def start_gunicorn(env: dict, port: int, app: str = "config.wsgi", *, asgi: bool = False, host: str | None = None) -> subprocess.Popen:
+    """gunicorn as the Procfile runs it (config/gunicorn.py): 2 processes of 8 threads (BENCH_ overrides), no access log.
+
+    asgi: as the Procfile's hooks process, on gunicorn's asyncio worker; its
+    thread pool for requests other than webhooks has the same 8 threads.
+    host: the Host its requests name, when it serves a configured host on another port.
+    """
     workers = os.environ.get("BENCH_WORKERS", "2")
     threads = os.environ.get("BENCH_THREADS", "8")
+    worker = ["-k", "asgi", "--threads", "1"] if asgi else ["--threads", threads]
     process = subprocess.Popen(
         [PYTHON, "-m", "gunicorn", app, "-c", "config/gunicorn.py", "--bind", f"127.0.0.1:{port}", "--workers", workers,
-         "--threads", threads, "--log-level", "warning"],
-        cwd=ROOT, env=env,
+         *worker, "--log-level", "warning"],
+        cwd=ROOT, env={**env, "WEB_THREADS": threads},
     )
     for _ in range(100):
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/healthz", headers={"Host": host} if host else {})
+            urllib.request.urlopen(request, timeout=1)
             # Each process binds a socket of its own as it boots (config/gunicorn.py): wait for all of them.
             if _listeners(port) == int(workers):
                 return process

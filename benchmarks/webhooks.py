@@ -2,10 +2,12 @@
 
 Run: .venv/bin/python benchmarks/webhooks.py [--seconds 5] [--rounds 5]
 Same gunicorn (as the Procfile: 2 processes of 8 threads; BENCH_WORKERS and
-BENCH_THREADS change it), PostgreSQL and Redis for all three:
+BENCH_THREADS change it), PostgreSQL and Redis for all:
 (a) /healthz; (b) /naive-{key}: one indexed SELECT, one INSERT with its own
 commit, one Celery .delay per request (benchmarks/baselines_wsgi.py); and the
-real /automation-{key}. At 4 and 32 connections, rounds interleaved, the
+real /automation-{key}, both from the web process (gthread) and from the
+hooks process (config/asgi.py: the same 2 processes on gunicorn's asyncio
+worker, its thread pool of the same size for other paths). At 4 and 32 connections, rounds interleaved, the
 median of the rounds reported with each round's connection split and the
 share of CPU time the hypervisor took (steal): on a shared machine a round
 can lose a third of it. Afterwards a worker drains the queue (4 processes:
@@ -63,27 +65,36 @@ def main() -> None:
     # queue, it would meet the benchmark's backlog when the worker starts and run it one at a time.
     subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)
     server = start_gunicorn(env, PORT, app="benchmarks.baselines_wsgi:application")
-    base = f"http://127.0.0.1:{PORT}"
+    host = {"Host": f"127.0.0.1:{PORT}"}  # the hooks process serves the same configured host on its own port
+    hooks_server = start_gunicorn(env, PORT + 1, app="config.asgi:application", asgi=True, host=host["Host"])
+    base, hooks_base = f"http://127.0.0.1:{PORT}", f"http://127.0.0.1:{PORT + 1}"
     cases = {
-        "(a) empty view /healthz": (f"{base}/healthz", None),
-        "(b) naive durable view": (f"{base}/naive-{key}", "post.lua"),
-        "Flowgate /automation-{key}": (f"{base}/automation-{key}", "post.lua"),
+        "(a) empty view /healthz": (f"{base}/healthz", None, None),
+        "(b) naive durable view": (f"{base}/naive-{key}", "post.lua", None),
+        "Flowgate /automation-{key}, web process": (f"{base}/automation-{key}", "post.lua", None),
+        "Flowgate /automation-{key}, hooks process": (f"{hooks_base}/automation-{key}", "post.lua", host),
     }
     results = {(name, c): [] for name in cases for c in (4, 32)}
-    round_trips = {"(a) empty view /healthz": [], "web service, 3 steps": []}
+    round_trips = {"(a) empty view /healthz": [], "web service, 3 steps, web process": [],
+                   "web service, 3 steps, hooks process": []}
     try:
         for round_ in range(args.rounds):
             for connections in (4, 32):
                 # Every other round in reverse order, so that a drift of the machine favours no case.
-                for name, (url, script) in list(cases.items())[::1 if round_ % 2 == 0 else -1]:
-                    results[(name, connections)].append(wrk(url, connections=connections, seconds=args.seconds, script=script))
+                for name, (url, script, headers) in list(cases.items())[::1 if round_ % 2 == 0 else -1]:
+                    results[(name, connections)].append(
+                        wrk(url, connections=connections, seconds=args.seconds, script=script, headers=headers))
             # Round trip: one connection, so that the median is one request's time, not a queue's.
             round_trips["(a) empty view /healthz"].append(wrk(f"{base}/healthz", connections=1, seconds=args.seconds))
-            round_trips["web service, 3 steps"].append(
+            round_trips["web service, 3 steps, web process"].append(
                 wrk(f"{base}/webservice-{service_key}", connections=1, seconds=args.seconds, script="post.lua"))
+            round_trips["web service, 3 steps, hooks process"].append(
+                wrk(f"{hooks_base}/webservice-{service_key}", connections=1, seconds=args.seconds, script="post.lua",
+                    headers=host))
     finally:
-        server.terminate()
-        server.wait()
+        for process in (server, hooks_server):
+            process.terminate()
+            process.wait()
 
     accepted = sum(r["requests"] - r["errors"] + r["stopped_requests"] - r["stopped_errors"]
                    for (name, _), runs in results.items() if name != "(a) empty view /healthz" for r in runs)

@@ -58,9 +58,14 @@ class Stack:
             command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
-    def start_web(self) -> None:
-        self._start("web", sys.executable, "-m", "gunicorn", "config.wsgi", "-c", "config/gunicorn.py",
-                    "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "8", "--log-level", "warning")
+    def start_web(self, *, hooks_process: bool = False) -> None:
+        """The web process as the Procfile runs it, or its hooks process (config/asgi.py) serving every path."""
+        if hooks_process:
+            app, worker = "config.asgi:application", ["-k", "asgi", "--threads", "1"]
+        else:
+            app, worker = "config.wsgi", ["--threads", "8"]
+        self._start("web", sys.executable, "-m", "gunicorn", app, "-c", "config/gunicorn.py",
+                    "--bind", f"127.0.0.1:{self.port}", "--workers", "2", *worker, "--log-level", "warning")
         wait_until(self._answers, 30, 0.2, "gunicorn to answer")
 
     def start_worker(self) -> None:

@@ -1,5 +1,8 @@
 """Webhooks end to end: gunicorn, a real Celery worker and beat on PostgreSQL and Redis.
 
+Every test runs twice: with webhooks answered by a web process, and by the
+hooks process (config/asgi.py).
+
 Deliveries run, off-then-on replays in order, suppression, reset, delete,
 chunked and oversized bodies through a real server, and the fault test:
 the worker is killed with SIGKILL in the middle of runs, and every delivery
@@ -34,10 +37,11 @@ RECORD = [
 ]
 
 
-@pytest.fixture
-def stack(tmp_path):
+@pytest.fixture(params=["web process", "hooks process"])
+def stack(tmp_path, request):
+    """The whole service; its webhooks answered by a web process (gthread) or by the hooks process (asyncio)."""
     running = Stack(tmp_path, DELIVERY_SWEEP_SECONDS="1", DELIVERY_LEASE_SECONDS="6", HTTP_STEP_ALLOW_PRIVATE="1")
-    running.start_web()
+    running.start_web(hooks_process=request.param == "hooks process")
     running.start_worker()
     running.start_beat()
     yield running

@@ -1,0 +1,103 @@
+"""The parts of the event-loop entry (hooks/asgi.py) that are its own: the scope read as an environ, the body
+read from ASGI messages under the size limit, and the writer waking a loop. Through a real server:
+test_hooks_process.py."""
+import asyncio
+
+import pytest
+
+from hooks import intake
+from hooks.asgi import ClientGone, read_body, wsgi_environ
+from hooks.exceptions import BodyTooLarge
+
+
+def scope(path="/automation-k", *, method="POST", headers=(), query=b"", root_path=""):
+    return {"type": "http", "method": method, "path": path, "root_path": root_path, "query_string": query,
+            "headers": list(headers), "server": ("hooks.example.com", 443), "scheme": "https",
+            "client": ("203.0.113.9", 5555), "http_version": "1.1"}
+
+
+def test_a_scope_reads_as_the_environ_gunicorns_wsgi_worker_would_build():
+    environ = wsgi_environ(scope(
+        "/automation-k/caf\u00e9", query=b"a=1&b=%C3%A9",
+        headers=[(b"content-type", b"application/json"), (b"content-length", b"7"), (b"x-hook-secret", b"s"),
+                 (b"accept", b"a"), (b"accept", b"b"), (b"host", b"hooks.example.com")]))
+    assert environ["PATH_INFO"] == "/automation-k/caf\u00e9".encode().decode("latin-1")
+    assert environ["QUERY_STRING"] == "a=1&b=%C3%A9"
+    assert environ["CONTENT_TYPE"] == "application/json" and environ["CONTENT_LENGTH"] == "7"
+    assert environ["HTTP_X_HOOK_SECRET"] == "s" and environ["HTTP_ACCEPT"] == "a,b"
+    assert environ["wsgi.url_scheme"] == "https" and environ["REMOTE_ADDR"] == "203.0.113.9"
+    assert (environ["SERVER_NAME"], environ["SERVER_PORT"]) == ("hooks.example.com", "443")
+
+
+def test_a_header_spelled_with_underscores_does_not_pass_for_one_with_dashes():
+    environ = wsgi_environ(scope(headers=[(b"x_hook_secret", b"forged")]))
+    assert "HTTP_X_HOOK_SECRET" not in environ
+
+
+def messages(*chunks, disconnect=False):
+    queue = [{"type": "http.request", "body": chunk, "more_body": n < len(chunks) - 1} for n, chunk in enumerate(chunks)]
+    if disconnect:
+        queue[-1:] = [{"type": "http.request", "body": chunks[0], "more_body": True}, {"type": "http.disconnect"}]
+    received = []
+
+    async def receive():
+        received.append(queue[len(received)])
+        return received[-1]
+
+    return receive, received
+
+
+def test_a_body_arriving_in_messages_is_joined():
+    receive, _ = messages(b"ab", b"cd", b"")
+    assert asyncio.run(read_body({}, receive)) == b"abcd"
+
+
+def test_a_declared_length_over_the_limit_is_refused_before_a_message_is_read(settings):
+    settings.HOOK_MAX_BODY_BYTES = 10
+    receive, received = messages(b"x" * 11)
+    with pytest.raises(BodyTooLarge):
+        asyncio.run(read_body({"CONTENT_LENGTH": "11"}, receive))
+    assert received == []
+
+
+def test_a_chunked_body_is_refused_once_it_passes_the_limit(settings):
+    settings.HOOK_MAX_BODY_BYTES = 10
+    receive, received = messages(b"x" * 6, b"x" * 6, b"x" * 6)
+    with pytest.raises(BodyTooLarge):
+        asyncio.run(read_body({}, receive))
+    assert len(received) == 2
+
+
+def test_a_client_that_leaves_mid_body_is_noticed():
+    receive, _ = messages(b"x", disconnect=True)
+    with pytest.raises(ClientGone):
+        asyncio.run(read_body({"CONTENT_LENGTH": "5"}, receive))
+
+
+def test_the_writer_wakes_an_event_loop_once_for_all_its_requests_in_a_batch():
+    async def batch_of_three():
+        loop = asyncio.get_running_loop()
+        calls = []
+        original = loop.call_soon_threadsafe
+        loop.call_soon_threadsafe = lambda callback, *args: calls.append(callback) or original(callback, *args)
+        tickets = [intake._Ticket(None, loop.create_future()) for _ in range(3)]
+        lock_ticket = intake._Ticket(None)
+        await loop.run_in_executor(None, intake._release, [*tickets, lock_ticket])
+        await asyncio.gather(*(ticket.done for ticket in tickets))
+        return calls, lock_ticket
+
+    calls, lock_ticket = asyncio.run(batch_of_three())
+    assert calls.count(intake._resolve) == 1
+    assert lock_ticket.done.acquire(blocking=False)  # a thread's ticket in the same batch is released too
+
+
+def test_a_ticket_that_timed_out_is_not_resolved_again():
+    async def timed_out():
+        loop = asyncio.get_running_loop()
+        ticket = intake._Ticket(None, loop.create_future())
+        ticket.done.cancel()
+        await loop.run_in_executor(None, intake._release, [ticket])
+        await asyncio.sleep(0)
+        return ticket.done.cancelled()
+
+    assert asyncio.run(timed_out())
