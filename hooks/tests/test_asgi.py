@@ -101,3 +101,27 @@ def test_a_ticket_that_timed_out_is_not_resolved_again():
         return ticket.done.cancelled()
 
     assert asyncio.run(timed_out())
+
+
+def test_a_request_whose_row_is_not_committed_in_time_gets_an_error(monkeypatch):
+    monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.05)
+    stalled = intake._Writer()
+    monkeypatch.setattr(stalled, "_ensure_thread", lambda: None)  # no writer thread: nothing is ever committed
+
+    with pytest.raises(intake.DatabaseError, match="not committed in time"):
+        asyncio.run(stalled.store_async(intake.Accepted(1, "POST", "/", "", "", b"", "")))
+
+
+def test_a_row_that_failed_to_store_raises_its_error_in_the_request():
+    async def failed():
+        writer = intake._Writer()
+        writer._ensure_thread = lambda: None
+        task = asyncio.ensure_future(writer.store_async(intake.Accepted(1, "POST", "/", "", "", b"", "")))
+        await asyncio.sleep(0)
+        ticket = writer._queue.get_nowait()
+        ticket.error = intake.AutomationGone()
+        await asyncio.get_running_loop().run_in_executor(None, intake._release, [ticket])
+        await task
+
+    with pytest.raises(intake.AutomationGone):
+        asyncio.run(failed())
