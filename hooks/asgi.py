@@ -1,6 +1,6 @@
 """Webhook URLs answered on an event loop: the hooks process (config/asgi.py, gunicorn's asgi worker).
 
-Under gunicorn's threaded worker a webhook costs a dozen thread switches:
+Under gunicorn's threaded worker a webhook costs about eleven thread switches:
 the poller hands the request to a thread, the thread hands its row to the
 writer, the writer wakes it again, and each woken thread waits for the GIL
 (benchmarks/RESULTS.md). Here one event loop per process parses every
