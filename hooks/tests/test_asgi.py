@@ -2,6 +2,7 @@
 read from ASGI messages under the size limit, and the writer waking a loop. Through a real server:
 test_hooks_process.py."""
 import asyncio
+import logging
 
 import pytest
 
@@ -125,3 +126,50 @@ def test_a_row_that_failed_to_store_raises_its_error_in_the_request():
 
     with pytest.raises(intake.AutomationGone):
         asyncio.run(failed())
+
+
+def call(application, scope_):
+    """Run one request through an ASGI application in-process; its start message and body."""
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(application(scope_, receive, send))
+    return sent
+
+
+def test_an_unexpected_error_is_a_logged_500_with_the_usual_headers(monkeypatch, caplog):
+    from hooks import asgi
+
+    def broken(environ, key):
+        raise RuntimeError("boom")
+        yield  # a generator, as exchange() is
+
+    monkeypatch.setattr(asgi, "exchange", broken)
+    logger = logging.getLogger("django.request")  # it does not propagate to the root logger caplog watches
+    logger.addHandler(caplog.handler)
+    try:
+        start, body = call(asgi.HooksApplication(fallback=None), scope(headers=[(b"host", b"testserver")]))
+    finally:
+        logger.removeHandler(caplog.handler)
+    assert (start["status"], body["body"]) == (500, b"")
+    assert (b"x-frame-options", b"DENY") in [(name.lower(), value) for name, value in start["headers"]]
+    assert "Internal Server Error" in caplog.text
+
+
+def test_other_paths_and_hosts_go_to_the_fallback():
+    from hooks import asgi
+
+    seen = []
+
+    async def fallback(scope_, receive, send):
+        seen.append(scope_["path"])
+
+    application = asgi.HooksApplication(fallback=fallback)
+    call(application, scope("/healthz", headers=[(b"host", b"testserver")]))
+    call(application, scope("/automation-k", headers=[(b"host", b"elsewhere.example.com")]))
+    assert seen == ["/healthz", "/automation-k"]
