@@ -4,7 +4,8 @@
 one indexed SELECT, one INSERT committed on its own, and one Celery .delay.
 /bytes-{n} answers n bytes held in memory and does nothing else: the floor
 of a response as large as the feed's list. Both are served by the same
-Django, middleware and gunicorn as the real routes.
+Django, middleware and gunicorn as the real routes. asgi_application is
+the same for the hooks process's worker (config/asgi.py).
 """
 import os
 import sys
@@ -74,3 +75,17 @@ def urlconf_for(roles):
 
 
 hosts.urlconf_for = urlconf_for
+
+
+def _asgi_application():
+    """The same app as the hooks process runs it (config/asgi.py): webhooks on the event loop, the rest in threads."""
+    from a2wsgi import WSGIMiddleware
+
+    from config.env import env_int
+    from hooks.asgi import HooksApplication
+
+    threads = env_int("WEB_THREADS", 8, minimum=1)
+    return HooksApplication(WSGIMiddleware(application, workers=threads), threads=threads)
+
+
+asgi_application = _asgi_application()

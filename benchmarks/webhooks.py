@@ -7,7 +7,9 @@ BENCH_THREADS change it), PostgreSQL and Redis for all:
 commit, one Celery .delay per request (benchmarks/baselines_wsgi.py); and the
 real /automation-{key}, both from the web process (gthread) and from the
 hooks process (config/asgi.py: the same 2 processes on gunicorn's asyncio
-worker, its thread pool of the same size for other paths). At 4 and 32 connections, rounds interleaved, the
+worker, its thread pool of the same size for other paths). (a) and (b) are
+also measured through the hooks process, so that its webhooks can be
+compared with the same server configuration too. At 4 and 32 connections, rounds interleaved, the
 median of the rounds reported with each round's connection split and the
 share of CPU time the hypervisor took (steal): on a shared machine a round
 can lose a third of it. Afterwards a worker drains the queue (4 processes:
@@ -66,13 +68,17 @@ def main() -> None:
     subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)
     server = start_gunicorn(env, PORT, app="benchmarks.baselines_wsgi:application")
     host = {"Host": f"127.0.0.1:{PORT}"}  # the hooks process serves the same configured host on its own port
-    hooks_server = start_gunicorn(env, PORT + 1, app="config.asgi:application", asgi=True, host=host["Host"])
+    hooks_server = start_gunicorn(env, PORT + 1, app="benchmarks.baselines_wsgi:asgi_application", asgi=True,
+                                  host=host["Host"])
     base, hooks_base = f"http://127.0.0.1:{PORT}", f"http://127.0.0.1:{PORT + 1}"
     cases = {
         "(a) empty view /healthz": (f"{base}/healthz", None, None),
         "(b) naive durable view": (f"{base}/naive-{key}", "post.lua", None),
         "Flowgate /automation-{key}, web process": (f"{base}/automation-{key}", "post.lua", None),
         "Flowgate /automation-{key}, hooks process": (f"{hooks_base}/automation-{key}", "post.lua", host),
+        # (a) and (b) as the hooks process serves them: Django in its thread pool, behind the event loop.
+        "(a) empty view, hooks process": (f"{hooks_base}/healthz", None, host),
+        "(b) naive durable view, hooks process": (f"{hooks_base}/naive-{key}", "post.lua", host),
     }
     results = {(name, c): [] for name in cases for c in (4, 32)}
     round_trips = {"(a) empty view /healthz": [], "web service, 3 steps, web process": [],
@@ -97,7 +103,7 @@ def main() -> None:
             process.wait()
 
     accepted = sum(r["requests"] - r["errors"] + r["stopped_requests"] - r["stopped_errors"]
-                   for (name, _), runs in results.items() if name != "(a) empty view /healthz" for r in runs)
+                   for (name, _), runs in results.items() if not name.startswith("(a)") for r in runs)
     worker = subprocess.Popen([PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "4", "--loglevel", "WARNING"],
                               cwd=ROOT, env=env)
     try:
@@ -130,6 +136,14 @@ def main() -> None:
             splits = " ".join("/".join(map(str, r["split"])) for r in runs)
             steal = " ".join(f"{r['steal']:.0%}".rstrip("%") for r in runs)
             print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {rps / naive:.0%} | {errors} | {splits} | {steal} |")
+    print("\nThe hooks process against (a) and (b) as the hooks process itself serves them:")
+    print("| connections | Flowgate req/s | (a) req/s | (b) req/s | vs (a) | vs (b) |")
+    print("|---|---|---|---|---|---|")
+    for connections in (4, 32):
+        rps = {name: statistics.median(r["rps"] for r in results[(name, connections)]) for name in
+               ("Flowgate /automation-{key}, hooks process", "(a) empty view, hooks process", "(b) naive durable view, hooks process")}
+        flowgate, empty, naive = rps.values()
+        print(f"| {connections} | {flowgate:.0f} | {empty:.0f} | {naive:.0f} | {flowgate / empty:.0%} | {flowgate / naive:.0%} |")
     print(f"\n200s answered by (b) and Flowgate: {accepted}; after the worker drained the queue: {counts}")
     print("\n| round trip, 1 connection | median ms | p99 ms | req/s |")
     print("|---|---|---|---|")
