@@ -173,3 +173,16 @@ def test_other_paths_and_hosts_go_to_the_fallback():
     call(application, scope("/healthz", headers=[(b"host", b"testserver")]))
     call(application, scope("/automation-k", headers=[(b"host", b"elsewhere.example.com")]))
     assert seen == ["/healthz", "/automation-k"]
+
+
+def test_the_loop_reads_maintenance_mode_from_memory_and_asks_a_thread_only_when_a_check_is_due(settings):
+    from hooks import maintenance
+
+    settings.MAINTENANCE_MODE = True
+    assert maintenance.known() is True  # the setting needs no query
+    settings.MAINTENANCE_MODE = False
+    maintenance.reset()
+    assert maintenance.known() is None  # due: the entry runs maintenance.active() in a thread
+    maintenance._memo.update(at=maintenance.time.monotonic(), active=True)
+    assert maintenance.known() is True
+    maintenance._memo.update(at=float("-inf"), active=False)
