@@ -63,17 +63,18 @@ class HooksApplication:
         await send({"type": "http.response.body", "body": reply.body})
 
     async def answer(self, environ: dict, key: str, receive) -> Reply:
+        """hooks.receiver.drive() with an await: the same loop, each need supplied without blocking."""
         steps = exchange(environ, key)
-        answer, error = None, None
+        supplied, error = None, None
         while True:
             try:
-                need = steps.throw(error) if error else steps.send(answer)
+                need = steps.throw(error) if error else steps.send(supplied)
             except StopIteration as finished:
                 return finished.value
             try:
-                answer, error = await self.supply(need, environ, key, receive), None
+                supplied, error = await self.supply(need, environ, key, receive), None
             except (BodyTooLarge, intake.AutomationGone) as raised:
-                answer, error = None, raised
+                supplied, error = None, raised
 
     async def supply(self, need, environ: dict, key: str, receive):
         if need is Need.MAINTENANCE:

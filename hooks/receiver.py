@@ -97,16 +97,17 @@ def receive(environ: dict, key: str) -> Reply:
 
 
 def drive(steps: Exchange, supply: Callable[["str | Accepted"], object]) -> Reply:
-    answer, error = None, None
+    """Run exchange() to its Reply, sending it what supply() returns for each need, or throwing in what it raised."""
+    supplied, error = None, None
     while True:
         try:
-            need = steps.throw(error) if error else steps.send(answer)
+            need = steps.throw(error) if error else steps.send(supplied)
         except StopIteration as finished:
             return finished.value
         try:
-            answer, error = supply(need), None
+            supplied, error = supply(need), None
         except (BodyTooLarge, AutomationGone) as raised:
-            answer, error = None, raised
+            supplied, error = None, raised
 
 
 def _cors(environ: dict, method: str) -> list[tuple[str, str]]:
