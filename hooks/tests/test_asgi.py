@@ -1,6 +1,9 @@
-"""The parts of the event-loop entry (hooks/asgi.py) that are its own: the scope read as an environ, the body
-read from ASGI messages under the size limit, and the writer waking a loop. Through a real server:
-test_hooks_process.py."""
+"""The parts of the event-loop entry (hooks/asgi.py) that are its own, in-process.
+
+The scope read as an environ, the body read from ASGI messages under the
+size limit, the writer waking a loop, errors and hand-overs. Through a real
+server: test_hooks_process.py.
+"""
 import asyncio
 import logging
 
