@@ -77,15 +77,6 @@ def urlconf_for(roles):
 hosts.urlconf_for = urlconf_for
 
 
-def _asgi_application():
-    """The same app as the hooks process runs it (config/asgi.py): webhooks on the event loop, the rest in threads."""
-    from a2wsgi import WSGIMiddleware
+from config.asgi import serving  # noqa: E402
 
-    from config.env import env_int
-    from hooks.asgi import HooksApplication
-
-    threads = env_int("WEB_THREADS", 8, minimum=1)
-    return HooksApplication(WSGIMiddleware(application, workers=threads), threads=threads)
-
-
-asgi_application = _asgi_application()
+asgi_application = serving(application)

@@ -18,5 +18,11 @@ from a2wsgi import WSGIMiddleware  # noqa: E402
 from config.env import env_int  # noqa: E402
 from hooks.asgi import HooksApplication  # noqa: E402  (needs the apps loaded above)
 
-threads = env_int("WEB_THREADS", 8, minimum=1)
-application = HooksApplication(WSGIMiddleware(django_application, workers=threads), threads=threads)
+
+def serving(wsgi_application) -> HooksApplication:
+    """Webhooks on the event loop, every other request to wsgi_application in WEB_THREADS threads."""
+    threads = env_int("WEB_THREADS", 8, minimum=1)
+    return HooksApplication(WSGIMiddleware(wsgi_application, workers=threads), threads=threads)
+
+
+application = serving(django_application)

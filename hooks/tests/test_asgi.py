@@ -189,3 +189,27 @@ def test_the_loop_reads_maintenance_mode_from_memory_and_asks_a_thread_only_when
     maintenance._memo.update(at=maintenance.time.monotonic(), active=True)
     assert maintenance.known() is True
     maintenance._memo.update(at=float("-inf"), active=False)
+
+
+def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_goes_on(monkeypatch, caplog):
+    from django.db import OperationalError
+
+    from automations import selectors
+    from hooks import asgi, maintenance
+
+    def down(key):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(maintenance, "known", lambda: False)
+    monkeypatch.setattr(selectors, "remembered_hook_key", lambda key: None)  # not remembered: a thread asks the database
+    monkeypatch.setattr(selectors, "automation_id_for_hook_key", down)
+    monkeypatch.setattr(asgi, "close_old_connections", lambda: None)
+    logger = logging.getLogger("django.request")
+    logger.addHandler(caplog.handler)
+    try:
+        application = asgi.HooksApplication(fallback=None)
+        answers = [call(application, scope(headers=[(b"host", b"testserver")]))[0]["status"] for _ in range(2)]
+    finally:
+        logger.removeHandler(caplog.handler)
+    assert answers == [500, 500]
+    assert "connection refused" in caplog.text
