@@ -33,7 +33,7 @@ class Delivery(models.Model):
     claim = models.UUIDField(null=True, blank=True, editable=False)
     lease_until = models.DateTimeField(null=True, blank=True)
     run = models.ForeignKey("automations.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    error = models.TextField(blank=True, help_text="Why the delivery failed, when it did.")
+    error = models.TextField(blank=True, db_default="", help_text="Why the delivery failed, when it did.")
     suppressed_by = models.ForeignKey(
         "automations.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="suppressed_deliveries"
     )

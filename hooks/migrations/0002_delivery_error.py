@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='delivery',
             name='error',
-            field=models.TextField(blank=True, help_text='Why the delivery failed, when it did.'),
+            field=models.TextField(blank=True, db_default='', help_text='Why the delivery failed, when it did.'),
         ),
     ]
