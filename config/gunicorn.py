@@ -23,6 +23,9 @@ workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
 threads = env_int("WEB_THREADS", 8, minimum=1)
 forwarded_allow_ips = env_str("FORWARDED_ALLOW_IPS", "127.0.0.1")
 reuse_port = True
+# gunicorn's control socket defaults to one path per user (~/.gunicorn/gunicorn.ctl): every gunicorn of
+# the user (web and hooks processes, parallel test runs) would fight over it, and nothing here uses it.
+control_socket_disable = True
 
 
 def on_starting(server) -> None:
