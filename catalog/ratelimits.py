@@ -66,7 +66,9 @@ def client_address(request: HttpRequest) -> str:
 
     With TRUSTED_PROXY_COUNT = n, the nth address from the right end of
     X-Forwarded-For is the one the outermost trusted proxy saw; anything left
-    of it was written by the client and is ignored.
+    of it was written by the client and is ignored. Some proxies write the
+    client's port too ("203.0.113.5:4711", "[2001:db8::1]:443"): the entry
+    counts as its address, so a client cannot get a fresh counter per port.
     """
     remote = request.META.get("REMOTE_ADDR", "")
     proxies = settings.TRUSTED_PROXY_COUNT
@@ -75,12 +77,26 @@ def client_address(request: HttpRequest) -> str:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
         if hops:
             candidate = hops[-min(proxies, len(hops))]
+            address = _without_port(candidate)
             try:
-                ipaddress.ip_address(candidate)
-                return candidate
+                ipaddress.ip_address(address)
+                return address
             except ValueError:
                 logger.warning("ignoring malformed X-Forwarded-For entry %r", candidate[:64])
     return remote
+
+
+def _without_port(entry: str) -> str:
+    """The address of an X-Forwarded-For entry written as address:port or [IPv6]:port or [IPv6]."""
+    if entry.startswith("["):
+        address, bracket, port = entry[1:].partition("]")
+        if bracket and (port == "" or (port[:1] == ":" and port[1:].isdigit())):
+            return address
+        return entry
+    address, colon, port = entry.partition(":")
+    if colon and port.isdigit():  # one colon only: a bare IPv6 address has several and no port
+        return address
+    return entry
 
 
 def client_key(request: HttpRequest) -> str:
