@@ -8,7 +8,7 @@ import logging
 
 from django.utils import timezone
 
-from automations import paths
+from automations import jsonsafe, paths
 from automations.models import Run
 from automations.steps import WAIT_TIMED_OUT, StepContext, StepFailed, StopRun, kinds
 
@@ -41,13 +41,15 @@ def advance(run: Run, *, deadline: float | None = None, past_deadline: str = WAI
         try:
             context.seconds_left(1)  # past the deadline, no further step starts
             output = kinds()[step["kind"]].run(paths.render(settings, context.data), context)
+            output = _storable(output)
         except StopRun as stop:
-            record.update(status="stopped", note=str(stop))
+            record.update(status="stopped", note=jsonsafe.clean_text(str(stop)))
             run.status = Run.Status.STOPPED
             break
         except StepFailed as failure:
-            record.update(status="failed", error=str(failure), output=failure.output)
-            run.status, run.error = Run.Status.FAILED, f"step {step['id']}: {failure}"
+            error = jsonsafe.clean_text(str(failure))
+            record.update(status="failed", error=error, output=_storable_or_none(failure.output))
+            run.status, run.error = Run.Status.FAILED, f"step {step['id']}: {error}"
             break
         except Exception:  # a fault in a step fails the run; the delivery is kept for a retry
             logger.exception("step %s (%s) of automation %s raised", step["id"], step["kind"], automation.pk)
@@ -58,4 +60,19 @@ def advance(run: Run, *, deadline: float | None = None, past_deadline: str = WAI
         context.data["steps"][step["id"]] = output
     run.steps = records
     run.finished_at = timezone.now()
-    return context.response
+    return _storable_or_none(context.response)
+
+
+def _storable(output):
+    """A step's output as the run can store it (automations/jsonsafe.py): what other apps answered is anyone's bytes."""
+    try:
+        return jsonsafe.clean(output)
+    except ValueError as error:
+        raise StepFailed(f"its output could not be stored: {error}") from None
+
+
+def _storable_or_none(value):
+    try:
+        return jsonsafe.clean(value)
+    except ValueError:
+        return None

@@ -88,10 +88,19 @@ def start_run(*, automation: Automation, trigger: dict, source: str, attempt: in
     return Run.objects.create(automation=automation, trigger=trigger, source=source, attempt=attempt)
 
 
+def _this_month() -> date:
+    today = timezone.now().date()
+    return date(today.year, today.month, 1)
+
+
+def uncount_web_service_call(*, owner_id: int) -> None:
+    """Give back a call counted by count_web_service_call that failed on our side: a caller pays for answers only."""
+    WebServiceUsage.objects.filter(owner_id=owner_id, month=_this_month(), calls__gt=0).update(calls=F("calls") - 1)
+
+
 def count_web_service_call(*, owner_id: int) -> None:
     """Count one call against the owner's monthly quota, or raise QuotaExceeded; race-free under concurrency."""
-    today = timezone.now().date()
-    month = date(today.year, today.month, 1)
+    month = _this_month()
     quota = settings.WEB_SERVICE_MONTHLY_QUOTA
     for _ in range(2):
         counted = WebServiceUsage.objects.filter(owner_id=owner_id, month=month, calls__lt=quota).update(calls=F("calls") + 1)

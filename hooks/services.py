@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -70,10 +70,9 @@ def _original_run(delivery: Delivery) -> int | None:
 def _claim(delivery_id: int, token: uuid.UUID) -> Delivery | None:
     """Take the delivery for this worker and return its row: pending and due, or running under a lapsed lease.
 
-    One UPDATE ... RETURNING instead of an update and a read, inside the
-    transaction that starts the run, so that the claim and the run commit
-    together (with both, a backlog drained about 20% faster:
-    benchmarks/RESULTS.md, sixth session).
+    One UPDATE ... RETURNING instead of an update and a read (a backlog
+    drained about 20% faster: benchmarks/RESULTS.md, sixth session). Every
+    claim is an attempt.
     """
     now = timezone.now()
     columns = ", ".join(connection.ops.quote_name(field.column) for field in Delivery._meta.concrete_fields)
@@ -103,40 +102,104 @@ def run_time_limit() -> float:
     return settings.DELIVERY_LEASE_SECONDS * 0.9
 
 
+# A delivery whose worker is lost mid-run runs again, but is claimed at most this many times more than
+# its automation's max_attempts: one that kills every worker that takes it must end too.
+LOST_WORKER_CLAIMS = 2
+
+
 def process_delivery(*, delivery_id: int) -> None:
-    """Run one delivery; safe to call twice, concurrently, or after its worker died: one run completes."""
+    """Run one delivery; safe to call twice, concurrently, or after its worker died: one run completes.
+
+    Never raises for anything a delivery carries: a delivery that cannot be
+    run for a fault of ours is retried as its automation's retries say, then
+    failed with the reason (Delivery.error, and a failed run in Execution
+    History), so that every accepted delivery ends.
+    """
     claimed_at = time.monotonic()
     automation = Automation.objects.filter(enabled=True, deliveries__pk=delivery_id).first()
     if automation is None:
         return  # off (kept for replay) or deleted
     token = uuid.uuid4()
-    # The claim, and the run row with the delivery's link to it, commit together: a worker lost
-    # before the commit leaves the delivery as it was, and one lost after it leaves a running run
-    # that the next claim marks abandoned.
-    with transaction.atomic():
-        delivery = _claim(delivery_id, token)
-        if delivery is None:
-            return
-        delivery.automation = automation
-        if delivery.run_id:  # the previous holder's run never finished
-            Run.objects.filter(pk=delivery.run_id, status=Run.Status.RUNNING).update(
-                status=Run.Status.ABANDONED, finished_at=timezone.now(), error="its worker was lost; the delivery ran again"
-            )
-        if automation.suppress_duplicates and (original := _original_run(delivery)):
-            Delivery.objects.filter(pk=delivery.pk).update(
-                status=Delivery.Status.SUPPRESSED, suppressed_by_id=original, claim=None, lease_until=None
-            )
-            Run.objects.filter(pk=original).update(suppressed_count=F("suppressed_count") + 1)
-            return
-        trigger = trigger_data(
-            body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string, path=delivery.path
-        )
-        run = automation_services.start_run(
-            automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts
-        )
-        Delivery.objects.filter(pk=delivery.pk).update(run=run)
+    # The claim commits on its own, before anything that could fail: its attempt counts even when
+    # what follows rolls back, or the worker dies, so a delivery cannot fail the same way forever.
+    delivery = _claim(delivery_id, token)
+    if delivery is None:
+        return
+    delivery.automation = automation
+    if delivery.attempts > automation.retry_attempts + LOST_WORKER_CLAIMS:
+        _abandon_previous(delivery)
+        _end_without_run(delivery, token, f"its run did not finish in {delivery.attempts - 1} attempts")
+        return
+    try:
+        with transaction.atomic():
+            run = _start(delivery, automation)
+    except IntegrityError:
+        if not Automation.objects.filter(pk=automation.pk).exists():
+            return  # deleted while this worker started its run: the delivery went with it
+        logger.exception("delivery %s could not start its run", delivery.public_id)
+        _end_without_run(delivery, token, "its run could not be started (an internal error)")
+        return
+    except Exception as error:  # noqa: BLE001: whatever the bytes, the delivery must end
+        logger.exception("delivery %s could not start its run", delivery.public_id)
+        _end_without_run(delivery, token, f"its run could not be started ({error.__class__.__name__})")
+        return
+    if run is None:
+        return  # suppressed
     engine.advance(run, deadline=claimed_at + run_time_limit(), past_deadline=PAST_TIME_LIMIT)
     _finish(delivery, token, run)
+
+
+def _abandon_previous(delivery: Delivery) -> None:
+    """The run a lost worker left behind is marked abandoned: it never finished and never will."""
+    if delivery.run_id:
+        Run.objects.filter(pk=delivery.run_id, status=Run.Status.RUNNING).update(
+            status=Run.Status.ABANDONED, finished_at=timezone.now(), error="its worker was lost; the delivery ran again"
+        )
+
+
+def _start(delivery: Delivery, automation: Automation) -> Run | None:
+    """Suppress the delivery (None), or commit its run, with the delivery's link to it, before any step runs."""
+    _abandon_previous(delivery)
+    if automation.suppress_duplicates and (original := _original_run(delivery)):
+        Delivery.objects.filter(pk=delivery.pk).update(
+            status=Delivery.Status.SUPPRESSED, suppressed_by_id=original, claim=None, lease_until=None
+        )
+        Run.objects.filter(pk=original).update(suppressed_count=F("suppressed_count") + 1)
+        return None
+    trigger = trigger_data(
+        body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string, path=delivery.path
+    )
+    run = automation_services.start_run(
+        automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts
+    )
+    Delivery.objects.filter(pk=delivery.pk).update(run=run)
+    return run
+
+
+def _end_without_run(delivery: Delivery, token: uuid.UUID, reason: str) -> None:
+    """A delivery whose run could not start: retried later like a failed run, or failed, with the reason recorded.
+
+    The reason also goes on a failed run, so that Execution History shows it;
+    its trigger data is left empty, since building it may be what failed.
+    """
+    automation = delivery.automation
+    if delivery.attempts < automation.retry_attempts:
+        retry_in = automation.retry_backoff * 2 ** (delivery.attempts - 1)
+        changes = {"status": Delivery.Status.PENDING, "not_before": timezone.now() + timedelta(seconds=retry_in)}
+    else:
+        retry_in, changes = None, {"status": Delivery.Status.FAILED}
+    with transaction.atomic():
+        if not Delivery.objects.filter(pk=delivery.pk, claim=token, status=Delivery.Status.RUNNING).update(
+            claim=None, lease_until=None, error=reason, **changes
+        ):
+            return  # another worker took it over meanwhile
+        run = Run.objects.create(
+            automation=automation, source=Run.Source.WEBHOOK, attempt=delivery.attempts, status=Run.Status.FAILED,
+            error=reason, finished_at=timezone.now(),
+        )
+        Delivery.objects.filter(pk=delivery.pk).update(run=run)
+        if retry_in is not None:
+            transaction.on_commit(lambda: tasks.process_delivery.apply_async((delivery.pk,), countdown=retry_in), robust=True)
 
 
 def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
@@ -144,12 +207,12 @@ def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
     changes = {"claim": None, "lease_until": None}
     retry_in = None
     if run.status in COMPLETED:
-        changes["status"] = Delivery.Status.DONE
+        changes.update(status=Delivery.Status.DONE, error="")
     elif delivery.attempts < automation.retry_attempts:
         retry_in = automation.retry_backoff * 2 ** (delivery.attempts - 1)
-        changes.update(status=Delivery.Status.PENDING, not_before=timezone.now() + timedelta(seconds=retry_in))
+        changes.update(status=Delivery.Status.PENDING, not_before=timezone.now() + timedelta(seconds=retry_in), error=run.error)
     else:
-        changes["status"] = Delivery.Status.FAILED
+        changes.update(status=Delivery.Status.FAILED, error=run.error)
     if _complete(delivery.pk, token, run, changes):
         if retry_in is not None:
             transaction.on_commit(lambda: tasks.process_delivery.apply_async((delivery.pk,), countdown=retry_in), robust=True)
@@ -196,6 +259,20 @@ def _db_value(model, name: str, value):
     return model._meta.get_field(name).get_db_prep_save(value, connection)
 
 
+def process_deliveries(*, delivery_ids: list[int]) -> None:
+    """Run deliveries committed together, in order; one that raises does not keep the others from running."""
+    for delivery_id in delivery_ids:
+        _process_logged(delivery_id)
+
+
+def _process_logged(delivery_id: int) -> None:
+    """process_delivery, with what it raises (the database gone mid-run) logged; the sweeper queues the delivery again."""
+    try:
+        process_delivery(delivery_id=delivery_id)
+    except Exception:
+        logger.exception("delivery %d could not be processed; the sweeper will queue it again", delivery_id)
+
+
 def replay_kept(*, automation_id: int) -> int:
     """Run an automation's due pending deliveries one at a time, oldest first; returns how many were taken.
 
@@ -218,7 +295,7 @@ def replay_kept(*, automation_id: int) -> int:
             )
             if next_id is None:
                 return taken
-            process_delivery(delivery_id=next_id)
+            _process_logged(next_id)
             taken, last = taken + 1, next_id
     finally:
         cache.delete(lock)

@@ -14,8 +14,7 @@ def process_deliveries(delivery_ids: list[int]) -> None:
     """Run deliveries committed together, in order; any left unrun (a worker killed) the sweeper requeues."""
     from hooks import services
 
-    for delivery_id in delivery_ids:
-        services.process_delivery(delivery_id=delivery_id)
+    services.process_deliveries(delivery_ids=delivery_ids)
 
 
 @shared_task(name="hooks.replay_kept")

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.utils import timezone
 
 from automations import engine
 from automations import services as automation_services
@@ -57,12 +58,27 @@ def call(*, key: str, incoming: Incoming) -> Answer:
     if not automation.enabled:
         raise WebServiceInactive()
     automation_services.count_web_service_call(owner_id=automation.owner_id)
+    try:
+        return _run(automation, incoming)
+    except Exception:
+        # A fault of ours (the database gone mid-call, a bug): the caller gets a 500 and keeps the call.
+        automation_services.uncount_web_service_call(owner_id=automation.owner_id)
+        raise
+
+
+def _run(automation, incoming: Incoming) -> Answer:
     trigger = trigger_data(
         body=incoming.body, content_type=incoming.content_type, query_string=incoming.query_string, path=incoming.path
     )
     run = automation_services.start_run(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE)
-    response = engine.advance(run, deadline=time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS)
-    run.save(update_fields=engine.OUTCOME_FIELDS)
+    try:
+        response = engine.advance(run, deadline=time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS)
+        run.save(update_fields=engine.OUTCOME_FIELDS)
+    except Exception:
+        Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+            status=Run.Status.FAILED, error="internal error", finished_at=timezone.now()
+        )
+        raise
     if response is not None:
         return _from_response(response)
     if run.status == Run.Status.FAILED and run.error.endswith(WAIT_TIMED_OUT):

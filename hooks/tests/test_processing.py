@@ -218,27 +218,51 @@ def test_the_sweeper_queues_stale_pending_and_lost_deliveries(make_automation, e
     assert fresh.status == Delivery.Status.DONE  # taken by the same automation's replay, oldest first
 
 
-def test_a_worker_lost_before_its_run_is_linked_leaves_no_orphan_run_and_no_claim(make_automation, monkeypatch):
+def test_a_run_that_cannot_start_is_retried_then_failed_with_its_reason(make_automation, monkeypatch):
+    automation = make_automation(RECORD, settings={"retries": {"max_attempts": 2, "backoff_seconds": 30}})
+    delivery = deliver(automation)
+
+    def start_run_that_raises(**kwargs):
+        automation_services.Run.objects.create(**kwargs)  # written, then rolled back with the rest
+        raise RuntimeError("a fault of ours")
+
+    monkeypatch.setattr(automation_services, "start_run", start_run_that_raises)
+    delivery = process(delivery)  # nothing is raised to the task: the delivery ends or waits for its retry
+    assert (delivery.status, delivery.attempts, delivery.claim) == (Delivery.Status.PENDING, 1, None)
+    assert delivery.error == "its run could not be started (RuntimeError)"
+    assert delivery.not_before > timezone.now()
+    first = Run.objects.get()  # Execution History shows the attempt, with the reason
+    assert (first.status, first.error, first.trigger, first.attempt) == (Run.Status.FAILED, delivery.error, {}, 1)
+    Delivery.objects.filter(pk=delivery.pk).update(not_before=timezone.now())
+    delivery = process(delivery)
+    assert (delivery.status, delivery.attempts) == (Delivery.Status.FAILED, 2)
+    assert delivery.run.error == "its run could not be started (RuntimeError)"
+    monkeypatch.undo()
+    assert process(delivery).status == Delivery.Status.FAILED  # ended: never taken again
+
+
+def test_a_worker_lost_after_its_claim_leaves_the_delivery_to_the_next_claim_once_the_lease_lapses(make_automation):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
-    real_start_run = automation_services.start_run
+    assert services._claim(delivery.pk, uuid.uuid4()) is not None  # the claim committed, then the worker died
+    assert process(delivery).status == Delivery.Status.RUNNING  # its lease still holds
+    Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    delivery = process(delivery)
+    assert (delivery.status, delivery.attempts) == (Delivery.Status.DONE, 2)
+    assert list(Run.objects.values_list("status", "attempt")) == [(Run.Status.SUCCEEDED, 2)]
 
-    class WorkerLost(Exception):
-        pass
 
-    def start_run_then_die(**kwargs):
-        real_start_run(**kwargs)  # the run row is written, then the worker is gone
-        raise WorkerLost()
-
-    monkeypatch.setattr(automation_services, "start_run", start_run_then_die)
-    with pytest.raises(WorkerLost):
-        services.process_delivery(delivery_id=delivery.pk)
-    monkeypatch.undo()
-    assert not Run.objects.exists()  # the run row went with the link: the next holder starts one afresh
-    # The claim went too, so the next task takes the delivery at once instead of waiting out a lease.
-    assert Delivery.objects.values_list("status", "claim", "attempts").get(pk=delivery.pk) == (Delivery.Status.PENDING, None, 0)
-    assert process(delivery).status == Delivery.Status.DONE
-    assert list(Run.objects.values_list("status", flat=True)) == [Run.Status.SUCCEEDED]
+def test_a_delivery_that_loses_every_worker_is_failed_after_its_attempts_and_two_more(make_automation):
+    automation = make_automation(RECORD, settings={"retries": {"max_attempts": 1}})
+    delivery = deliver(automation)
+    for _ in range(1 + services.LOST_WORKER_CLAIMS):
+        assert services._claim(delivery.pk, uuid.uuid4()) is not None
+        Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    delivery = process(delivery)
+    assert (delivery.status, delivery.attempts) == (Delivery.Status.FAILED, 4)
+    assert delivery.error == "its run did not finish in 3 attempts"
+    assert delivery.run.status == Run.Status.FAILED
+    assert not LookupRow.objects.exists()
 
 
 def test_a_run_past_its_time_limit_fails_before_its_lease_runs_out(make_automation, settings):

@@ -1,0 +1,88 @@
+"""Values every database stores: JSON parsed strictly, and text and data cleaned of what a column refuses.
+
+Trigger data and step outputs come from strangers. PostgreSQL refuses U+0000
+in text and jsonb; a lone surrogate (JSON's "\\ud800") cannot be encoded as
+UTF-8 at all; json.dumps writes NaN and Infinity, which no JSON parser,
+PostgreSQL's included, accepts; and Python's parser, encoder and every
+recursive walk of a value (the path renderer, deepcopy) fail with
+RecursionError somewhere near a thousand levels. A value that cannot be
+stored would fail its run's every attempt, so the rules are applied before
+anything is stored, in one place (docs/webhooks.md, "Odd input"):
+
+- NUL and lone surrogates in strings, object keys included, become U+FFFD;
+- NaN and infinite numbers in data become null, as JavaScript's
+  JSON.stringify writes them;
+- JSON text holding non-finite numbers, or nested deeper than MAX_DEPTH,
+  does not parse as JSON here (the caller keeps it as text).
+"""
+import json
+import math
+import re
+
+MAX_DEPTH = 256
+REPLACEMENT = "\ufffd"
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def loads(text: str):
+    """The JSON value of text, or ValueError: also for NaN, Infinity, 1e999 and nesting past MAX_DEPTH."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
+    _check_depth(value)
+    return value
+
+
+def clean(value, depth: int = 0):
+    """A copy of value that json.dumps(allow_nan=False) writes and PostgreSQL's jsonb stores; ValueError when too deep.
+
+    Tuples become lists; values of other types are left as they are.
+    """
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+        return {clean_text(str(key)): clean(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+        return [clean(item, depth + 1) for item in value]
+    return value
+
+
+def clean_text(text: str) -> str:
+    """text with NUL and lone surrogates replaced by U+FFFD: storable in a text column and encodable as UTF-8."""
+    if text.isascii() and "\x00" not in text:
+        return text
+    return _UNSTORABLE.sub(REPLACEMENT, text)
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:20]} is too large for a number")
+    return number
+
+
+def _check_depth(value) -> None:
+    """ValueError if value nests deeper than MAX_DEPTH; iterative, so any depth json.loads returned is safe to walk."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in children)
