@@ -254,6 +254,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Makes VAR_DIR when beat starts, in every configuration (config/beat.py).
+CELERY_BEAT_SCHEDULER = "config.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "catalog-build-bulk": {
         "task": "catalog.build_bulk",

@@ -1,0 +1,41 @@
+"""Beat on a fresh production deploy: PostgreSQL and Redis set, FLOWGATE_VAR_DIR not yet created, started as the Procfile does."""
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from tests.e2e.stack import ROOT, Stack, wait_until
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not settings.REDIS_URL or connection.vendor != "postgresql", reason="end-to-end tests run on PostgreSQL and Redis"
+    ),
+]
+
+
+def test_beat_starts_and_keeps_sending_on_a_fresh_deploy(tmp_path):
+    var = tmp_path / "fresh" / "var"
+    environment = {**Stack(tmp_path).env, "FLOWGATE_VAR_DIR": str(var), "DELIVERY_SWEEP_SECONDS": "1", "LOG_LEVEL": "INFO"}
+    log_path = tmp_path / "beat.log"
+    with open(log_path, "wb") as log:
+        beat = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO"],
+            cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        def sent_twice() -> bool:
+            assert beat.poll() is None, f"beat exited:\n{log_path.read_text(errors='replace')}"
+            return log_path.read_text(errors="replace").count("Sending due task hooks-sweep-deliveries") >= 2
+
+        wait_until(sent_twice, 60, 0.2, "beat to send the sweeper twice")
+        assert "beat: Starting..." in log_path.read_text(errors="replace")
+        assert any(var.glob("celerybeat-schedule*"))
+    finally:
+        os.killpg(beat.pid, signal.SIGTERM)
+        beat.wait(timeout=30)
