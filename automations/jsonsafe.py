@@ -12,20 +12,25 @@ anything is stored, in one place (docs/webhooks.md, "Odd input"):
 - NUL and lone surrogates in strings, object keys included, become U+FFFD;
 - NaN and infinite numbers in data become null, as JavaScript's
   JSON.stringify writes them;
-- JSON text holding non-finite numbers, or nested deeper than MAX_DEPTH,
-  does not parse as JSON here (the caller keeps it as text).
+- JSON text holding non-finite numbers, or nested deeper than
+  MAX_PARSED_DEPTH, does not parse as JSON here (the caller keeps it as
+  text);
+- a value nested deeper than MAX_DEPTH cannot be stored (its step fails).
+  The margin between the two lets steps wrap trigger data in a few levels
+  of their own.
 """
 import json
 import math
 import re
 
-MAX_DEPTH = 256
+MAX_PARSED_DEPTH = 200
+MAX_DEPTH = 500
 REPLACEMENT = "\ufffd"
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def loads(text: str):
-    """The JSON value of text, or ValueError: also for NaN, Infinity, 1e999 and nesting past MAX_DEPTH."""
+    """The JSON value of text, or ValueError: also for NaN, Infinity, 1e999 and nesting past MAX_PARSED_DEPTH."""
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
@@ -73,7 +78,7 @@ def _finite_float(text: str) -> float:
 
 
 def _check_depth(value) -> None:
-    """ValueError if value nests deeper than MAX_DEPTH; iterative, so any depth json.loads returned is safe to walk."""
+    """ValueError if value nests deeper than MAX_PARSED_DEPTH; iterative, so any depth json.loads returned is safe."""
     stack = [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -83,6 +88,6 @@ def _check_depth(value) -> None:
             children = item
         else:
             continue
-        if depth >= MAX_DEPTH:
-            raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        if depth >= MAX_PARSED_DEPTH:
+            raise ValueError(f"JSON nested deeper than {MAX_PARSED_DEPTH} levels")
         stack.extend((child, depth + 1) for child in children)

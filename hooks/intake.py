@@ -169,7 +169,7 @@ class _Writer:
     def _commit(self, batch: list[_Ticket]) -> None:
         try:
             insert([ticket.row for ticket in batch])
-        except DatabaseError:
+        except Exception:  # a database error, or a value that could not even be sent
             if connection.connection is not None and not connection.is_usable():
                 connection.close()  # a broken connection is replaced for the retries, not reused
             for ticket in batch:  # find the faulty row; the others still commit
@@ -185,7 +185,7 @@ class _Writer:
         except IntegrityError as error:
             gone = not Automation.objects.filter(pk=ticket.row.automation_id).exists()
             ticket.error = AutomationGone() if gone else error
-        except DatabaseError as error:
+        except Exception as error:  # only this request is refused: its row is not stored
             ticket.error = error
         else:
             ticket.committed = True

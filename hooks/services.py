@@ -11,7 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from automations import engine
+from automations import engine, jsonsafe
 from automations import services as automation_services
 from automations.models import Automation, Run
 from automations.steps import PAST_TIME_LIMIT
@@ -43,8 +43,9 @@ def new_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepted:
         automation_id=automation_id,
         method=incoming.method,
         path=incoming.path[:2048],
-        query_string=incoming.query_string,
-        content_type=incoming.content_type[:255],
+        # Text columns refuse NUL on PostgreSQL: one such row would fail the whole batch's INSERT.
+        query_string=jsonsafe.clean_text(incoming.query_string),
+        content_type=jsonsafe.clean_text(incoming.content_type[:255]),
         body=incoming.body,
         body_digest=hashlib.sha256(incoming.body).hexdigest(),
     )

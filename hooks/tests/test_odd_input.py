@@ -1,0 +1,188 @@
+"""Odd and hostile input: trigger data is storable whatever bytes arrived, and every accepted delivery ends.
+
+The rules (docs/webhooks.md, "Odd input"): NUL and lone surrogates become
+U+FFFD; JSON with non-finite numbers or nested past MAX_PARSED_DEPTH is kept as its
+text; a charset that is no text encoding is ignored (UTF-8, bad bytes
+replaced).
+"""
+import encodings.aliases
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from automations.jsonsafe import MAX_PARSED_DEPTH
+from automations.models import LookupRow, Run
+from hooks import services, tasks
+from hooks.incoming import Incoming
+from hooks.models import Delivery
+from hooks.trigger import parse_body, parse_params, trigger_data
+
+DEEP = b"[" * 5000 + b"]" * 5000
+JUST_DEEP_ENOUGH = b"[" * MAX_PARSED_DEPTH + b"]" * MAX_PARSED_DEPTH
+TOO_DEEP = b"[" * (MAX_PARSED_DEPTH + 1) + b"]" * (MAX_PARSED_DEPTH + 1)
+# Every body and content type the issue found stored but never run, and their kin.
+HOSTILE = [
+    (b'{"a": "x\x00y"}', "application/json"),
+    (b'{"a": "x\\u0000y", "\\u0000": 1}', "application/json"),
+    (b'{"a": "\\ud800"}', "application/json"),
+    (b'{"a": "\\udfff\\ud800"}', "application/json"),
+    (b'{"a": NaN}', "application/json"),
+    (b'{"a": Infinity, "b": -Infinity}', "application/json"),
+    (b"[1e999]", "application/json"),
+    (DEEP, "application/json"),
+    (b'{"challenge": ' + DEEP + b"}", "application/json"),
+    (b"plain \x00 text", "text/plain"),
+    (b"\xff\xfe\x00\x00", "text/plain"),
+    (b"abc", "text/plain; charset=hex"),
+    (b"abc", "text/plain; charset=base64"),
+    (b"abc", "text/plain; charset=rot13"),
+    (b"abc", "text/plain; charset=zlib"),
+    (b"xn--abc\xff", "text/plain; charset=idna"),
+    (b"\\ud800 \\x00", "text/plain; charset=unicode_escape"),
+    (b"caf\xe9", 'text/plain; charset="no-such-charset"'),
+    (b"\x00\x01", "text/plain; charset=utf-16"),
+]
+
+
+def storable(data) -> bool:
+    """What PostgreSQL's jsonb refuses: NUL, lone surrogates (not UTF-8 at all), NaN and Infinity."""
+    text = json.dumps(data, allow_nan=False)
+    text.encode("utf-8")
+    return "\\u0000" not in text
+
+
+@pytest.mark.parametrize(("body", "content_type"), HOSTILE)
+def test_trigger_data_is_storable_whatever_the_body(body, content_type):
+    assert storable(trigger_data(body=body, content_type=content_type, query_string="a=%00&b=%ED%A0%80", path="/x"))
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b'{"a": "x\\u0000y", "\\u0000": 1}', {"a": "x\ufffdy", "\ufffd": 1}),
+        (b'{"a": "\\ud800\\ud83d\\ude00"}', {"a": "\ufffd\U0001f600"}),  # a valid pair is kept
+        (b'{"a": NaN}', '{"a": NaN}'),
+        (b"[1e999]", "[1e999]"),
+        (b"[1e308, 1]", [1e308, 1]),
+        (b"plain \x00 text", "plain \ufffd text"),
+    ],
+)
+def test_odd_values_become_the_documented_replacements(body, expected):
+    assert parse_body(body, "application/json") == expected
+
+
+def test_json_nested_past_the_limit_is_kept_as_its_text():
+    assert isinstance(parse_body(JUST_DEEP_ENOUGH, ""), list)
+    assert parse_body(TOO_DEEP, "") == TOO_DEEP.decode()
+    assert parse_body(DEEP, "") == DEEP.decode()
+
+
+@pytest.mark.parametrize("charset", ["hex", "base64", "rot13", "zlib", "bz2", "uu", "quopri", "idna", "punycode", "undefined"])
+def test_a_charset_that_is_no_text_encoding_reads_as_utf8_with_bad_bytes_replaced(charset):
+    assert parse_body(b"caf\xc3\xa9 \xff", f"text/plain; charset={charset}") == "caf\u00e9 \ufffd"
+
+
+def test_query_parameters_with_nul_are_storable():
+    assert parse_params("a=%00&b=x%00y") == {"a": "\ufffd", "b": "x\ufffdy"}
+
+
+RECORD = [
+    {"id": "copy", "kind": "set_values", "values": {"body": "{{trigger.body}}", "params": "{{trigger.params}}",
+                                                    "text": "{{trigger.body}} {{trigger.query_string}}"}},
+    {"id": "keep", "kind": "lookup_rows", "table": "seen", "action": "add", "values": {"body": "{{trigger.body}}"}},
+]
+
+
+def accept(automation, body: bytes, content_type: str = "", query: str = "") -> Delivery:
+    accepted = services.accept_delivery(
+        automation_id=automation.pk, incoming=Incoming("POST", "/automation-{key}", query, content_type, body)
+    )
+    return Delivery.objects.get(pk=accepted.pk)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("body", "content_type"), HOSTILE)
+def test_every_hostile_delivery_runs(make_automation, body, content_type):
+    automation = make_automation(RECORD)
+    delivery = accept(automation, body, content_type, query="a=%00&b=%ED%A0%80")
+    services.process_delivery(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.error) == (Delivery.Status.DONE, "")
+    assert delivery.run.status == Run.Status.SUCCEEDED
+    assert LookupRow.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_deliveries_sent_together_all_run_when_one_of_them_raises(make_automation, monkeypatch):
+    automation = make_automation(RECORD, settings={"suppress_duplicates": False})
+    ids = [accept(automation, b'{"n": %d}' % n).pk for n in range(3)]
+    real = services.process_delivery
+
+    def raising_for_the_first(*, delivery_id):
+        if delivery_id == ids[0]:
+            raise RuntimeError("the database went away")
+        real(delivery_id=delivery_id)
+
+    monkeypatch.setattr(services, "process_delivery", raising_for_the_first)
+    tasks.process_deliveries(ids)
+    assert list(Delivery.objects.order_by("pk").values_list("status", flat=True)) == ["pending", "done", "done"]
+
+
+@pytest.mark.django_db
+def test_replay_goes_on_past_a_delivery_that_raises(make_automation, monkeypatch):
+    automation = make_automation(RECORD, enabled=False, settings={"suppress_duplicates": False})
+    ids = [accept(automation, b'{"n": %d}' % n).pk for n in range(3)]
+    automation.enabled = True
+    automation.save()
+    real = services.process_delivery
+
+    def raising_for_the_oldest(*, delivery_id):
+        if delivery_id == ids[0]:
+            raise RuntimeError("the database went away")
+        real(delivery_id=delivery_id)
+
+    monkeypatch.setattr(services, "process_delivery", raising_for_the_oldest)
+    assert services.replay_kept(automation_id=automation.pk) == 3
+    assert list(Delivery.objects.order_by("pk").values_list("status", flat=True)) == ["pending", "done", "done"]
+
+
+CHARSETS = sorted({*encodings.aliases.aliases.values(), "hex", "base64", "rot13", "zlib", "bz2", "uu", "quopri", "idna",
+                   "punycode", "undefined", "unicode_escape", "raw_unicode_escape", "utf-7", "utf-16", "utf-32"})
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+bodies = st.one_of(
+    st.binary(max_size=300),
+    st.text(max_size=100).map(lambda text: text.encode("utf-8", "surrogatepass")),
+    json_values.map(lambda value: json.dumps(value).encode()),  # NaN and Infinity included
+    st.sampled_from([body for body, _ in HOSTILE]),
+    st.integers(min_value=1, max_value=3000).map(lambda depth: b"[" * depth + b"]" * depth),
+)
+content_types = st.one_of(
+    st.sampled_from(["", "application/json", "text/plain", "application/x-www-form-urlencoded"]),
+    st.sampled_from(CHARSETS).map(lambda charset: f"text/plain; charset={charset}"),
+    st.text(max_size=40).map(lambda junk: f"text/plain; charset={junk}"),
+    st.text(max_size=60),
+)
+query_strings = st.one_of(
+    st.text(max_size=60),
+    st.lists(st.sampled_from(["a=1", "a=%00", "%00=%00", "b=%ED%A0%80", "c=%FF", "d", "=", "&", "e=%", "f=%zz"]))
+    .map("&".join),
+)
+
+
+@pytest.mark.django_db
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(body=bodies, content_type=content_types, query=query_strings)
+def test_every_delivery_of_any_bytes_ends(make_automation, body, content_type, query):
+    """Fuzz: whatever arrives is accepted, stored, and ends (here: runs), on the database the suite is given."""
+    automation = make_automation(RECORD, settings={"suppress_duplicates": False, "retries": {"max_attempts": 1}})
+    delivery = accept(automation, body, content_type, query)
+    services.process_delivery(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    assert delivery.status == Delivery.Status.DONE, delivery.error
+    assert storable(delivery.run.trigger)
