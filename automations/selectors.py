@@ -7,22 +7,27 @@ from automations.models import Automation
 
 # Webhook keys that were found are remembered per process this long, so that
 # a webhook costs no lookup query. A deleted automation is still refused at
-# once (the delivery's foreign key, hooks/intake.py); a key replaced in admin
-# keeps working this long in processes that saw it.
+# once (the delivery's foreign key, hooks/intake.py; a large body is not read
+# before a fresh lookup, hooks/receiver.py); a key replaced in admin keeps
+# working this long in processes that saw it.
 HOOK_KEY_MEMORY_SECONDS = 10.0
 _MAX_REMEMBERED = 10_000
 _remembered: dict[str, tuple[float, int]] = {}
 _lock = threading.Lock()
 
 
-def automation_id_for_hook_key(key: str) -> int | None:
-    """The id of the automation whose webhook URL ends in key. A miss always costs one digest and one indexed query."""
+def automation_id_for_hook_key(key: str, *, fresh: bool = False) -> int | None:
+    """The id of the automation whose webhook URL ends in key. A miss always costs one digest and one indexed query.
+
+    fresh: ask the database even if this process remembers the key (a miss then forgets it).
+    """
     wanted = keys.digest(key)
-    hit = _remembered.get(wanted)
+    hit = None if fresh else _remembered.get(wanted)
     if hit is not None and hit[0] > time.monotonic():
         return hit[1]
     row = Automation.objects.filter(hook_key_digest=wanted).values_list("pk", "hook_key_digest").first()
     if row is None or not keys.matches(key, row[1]):
+        _remembered.pop(wanted, None)
         return None
     with _lock:
         if len(_remembered) >= _MAX_REMEMBERED:

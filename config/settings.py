@@ -211,6 +211,10 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     if REDIS_URL.startswith("redis://"):  # TLS (rediss://) and sockets keep kombu's own
         CELERY_BROKER_TRANSPORT = "config.broker:Transport"
+# A request body not complete this long after its request arrived is cut off
+# (408 on webhook and web service URLs), so slow senders cannot hold every
+# thread of a process (hooks/bodies.py).
+REQUEST_BODY_TIMEOUT_SECONDS = env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Redis redelivers a message that was taken but not acknowledged after
         # this many seconds. It must exceed the longest task (and any

@@ -13,8 +13,14 @@ and hook keys are answered from the process's memory, and when that memory
 has no answer (a key not seen in the last few seconds, every miss, the
 maintenance switch every two seconds) the lookup runs in a thread. Every
 other request (web services, the rest of the site) goes to `fallback`.
+
+Every body, a webhook's or one for `fallback`, has until
+REQUEST_BODY_TIMEOUT_SECONDS after its request arrived: a webhook's is then
+answered 408, and `fallback` (a2wsgi's threads, which block while a body
+trickles in) sees its read of wsgi.input raise BodyTimedOut.
 """
 import asyncio
+import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,15 +29,15 @@ from django.db import close_old_connections
 
 from automations import selectors
 from hooks import intake, maintenance
-from hooks.exceptions import BodyTooLarge
+from hooks.exceptions import BodyError, BodyIncomplete, BodyTimedOut, BodyTooLarge
 from hooks.receiver import Need, Reply, exchange
 from hooks.wsgi import response_headers, webhook_key
 
 logger = logging.getLogger("django.request")
 
 
-class ClientGone(Exception):
-    """The client closed the connection before its body arrived: there is nobody to answer."""
+class ClientGone(BodyIncomplete):
+    """The client closed the connection before its body arrived: nobody reads the answer, and nothing is stored."""
 
 
 class HooksApplication:
@@ -47,14 +53,13 @@ class HooksApplication:
             return await _lifespan(receive, send)
         if scope["type"] != "http":
             return await self.fallback(scope, receive, send)
+        deadline = asyncio.get_running_loop().time() + settings.REQUEST_BODY_TIMEOUT_SECONDS
         environ = wsgi_environ(scope)
         key = webhook_key(environ)
         if key is None:
-            return await self.fallback(scope, receive, send)
+            return await self.fallback(scope, bounded_receive(receive, deadline), send)
         try:
-            reply = await self.answer(environ, key, receive)
-        except ClientGone:
-            return
+            reply = await self.answer(environ, key, functools.partial(read_body, environ, receive, deadline))
         except Exception:
             logger.exception("Internal Server Error: %s", environ["PATH_INFO"], extra={"status_code": 500})
             reply = Reply(500)
@@ -62,8 +67,11 @@ class HooksApplication:
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         await send({"type": "http.response.body", "body": reply.body})
 
-    async def answer(self, environ: dict, key: str, receive) -> Reply:
-        """hooks.receiver.drive() with an await: the same loop, each need supplied without blocking."""
+    async def answer(self, environ: dict, key: str, body) -> Reply:
+        """hooks.receiver.drive() with an await: the same loop, each need supplied without blocking.
+
+        body: a coroutine function that reads the request's body.
+        """
         steps = exchange(environ, key)
         supplied, error = None, None
         while True:
@@ -72,19 +80,21 @@ class HooksApplication:
             except StopIteration as finished:
                 return finished.value
             try:
-                supplied, error = await self.supply(need, environ, key, receive), None
-            except (BodyTooLarge, intake.AutomationGone) as raised:
+                supplied, error = await self.supply(need, key, body), None
+            except (BodyError, intake.AutomationGone) as raised:
                 supplied, error = None, raised
 
-    async def supply(self, need, environ: dict, key: str, receive):
+    async def supply(self, need, key: str, body):
         if need is Need.MAINTENANCE:
             known = maintenance.known()
             return known if known is not None else await self.blocking(maintenance.active)
         if need is Need.AUTOMATION:
             remembered = selectors.remembered_hook_key(key)
             return remembered if remembered is not None else await self.blocking(selectors.automation_id_for_hook_key, key)
+        if need is Need.FRESH_AUTOMATION:
+            return await self.blocking(functools.partial(selectors.automation_id_for_hook_key, key, fresh=True))
         if need is Need.BODY:
-            return await read_body(environ, receive)
+            return await body()
         await intake.store_async(need)
         return None
 
@@ -101,28 +111,65 @@ def _as_a_request(function, *args):
         close_old_connections()
 
 
-async def read_body(environ: dict, receive) -> bytes:
+async def read_body(environ: dict, receive, deadline: float | None = None) -> bytes:
     """The body, or BodyTooLarge as soon as it is known to pass the limit (as hooks.incoming.read_body).
 
     A declared Content-Length over the limit is refused before a byte is
-    read; a chunked body is refused once what arrived passes the limit.
+    read; a chunked body is refused once what arrived passes the limit. A
+    body still arriving at deadline (the loop's clock) raises BodyTimedOut;
+    a client that leaves first, ClientGone.
     """
     limit = settings.HOOK_MAX_BODY_BYTES
-    declared = environ.get("CONTENT_LENGTH")
-    if declared and declared.isdigit() and int(declared) > limit:
+    declared = environ.get("CONTENT_LENGTH", "")
+    length = int(declared) if declared.isdigit() else None
+    if length is not None and length > limit:
         raise BodyTooLarge()
     parts, size = [], 0
-    while True:
-        message = await receive()
+    try:
+        async with asyncio.timeout_at(deadline):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise ClientGone()
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    raise BodyTooLarge()
+                parts.append(chunk)
+                if not message.get("more_body", False):
+                    break
+    except TimeoutError:
+        raise BodyTimedOut() from None
+    if length is not None and size != length:
+        raise BodyIncomplete()
+    return b"".join(parts)
+
+
+def bounded_receive(receive, deadline: float):
+    """receive as `fallback` gets it: each body message by the deadline or BodyTimedOut, a client gone BodyIncomplete.
+
+    a2wsgi awaits receive from the WSGI thread that reads wsgi.input, and
+    raises there what it raised, so a web service's view answers 408 or 400
+    and Django answers a page's request 400. Once the body is complete,
+    receive is passed through untouched.
+    """
+    complete = False
+
+    async def bounded():
+        nonlocal complete
+        if complete:
+            return await receive()
+        try:
+            async with asyncio.timeout_at(deadline):
+                message = await receive()
+        except TimeoutError:
+            raise BodyTimedOut() from None
         if message["type"] == "http.disconnect":
-            raise ClientGone()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge()
-        parts.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(parts)
+            raise BodyIncomplete()
+        complete = not message.get("more_body", False)
+        return message
+
+    return bounded
 
 
 def wsgi_environ(scope: dict) -> dict:

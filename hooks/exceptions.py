@@ -1,5 +1,38 @@
-"""Domain errors of the webhook URLs."""
+"""Domain errors of the webhook URLs: request bodies that cannot be had, each with the status that answers it.
+
+They derive from Django's BadRequest so that one raised from a request's
+input stream inside Django's own handling (a form, the admin, OAuth) is a
+400, as Django answers any bad request, rather than a 500.
+"""
+from django.core.exceptions import BadRequest
 
 
-class BodyTooLarge(Exception):
+class BodyError(BadRequest):
+    """The request body cannot be used; nothing is stored and nothing runs."""
+
+    status_code = 400
+    detail = "request body unusable"  # a web service's answer (docs/webhooks.md); webhooks answer with no body
+
+    def __init__(self, *args):
+        super().__init__(*(args or (self.detail,)))
+
+
+class BodyTooLarge(BodyError):
     """The body is over HOOK_MAX_BODY_BYTES (413)."""
+
+    status_code = 413
+    detail = "request body too large"
+
+
+class BodyIncomplete(BodyError):
+    """The body ended before its declared length, or its chunked framing is broken: the client is gone or wrong (400)."""
+
+    status_code = 400
+    detail = "request body incomplete"
+
+
+class BodyTimedOut(BodyError):
+    """The body did not arrive within REQUEST_BODY_TIMEOUT_SECONDS of the request's start (408)."""
+
+    status_code = 408
+    detail = "request body too slow"

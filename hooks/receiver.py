@@ -19,13 +19,18 @@ from dataclasses import dataclass, field
 
 from automations import selectors
 from hooks import intake, maintenance, services
-from hooks.exceptions import BodyTooLarge
+from hooks.exceptions import BodyError
 from hooks.incoming import Incoming, read_body, with_body
 from hooks.intake import Accepted, AutomationGone
 
 HOOK_METHODS = ("GET", "POST", "PUT", "HEAD", "OPTIONS")
 DELIVERY_HEADER = "X-Flowgate-Delivery-Id"
 _ALLOW = ", ".join(HOOK_METHODS)
+# A body declared larger than this, or chunked, is read only after its key is looked up afresh. A key
+# remembered from before its automation was deleted would otherwise cost reading the whole body (26 MB took
+# half a second) before the insert failed, where a miss costs one lookup; a smaller body costs about as much
+# to read as the failed insert that answers 404.
+FRESH_LOOKUP_ABOVE_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,8 @@ class Need:
 
     MAINTENANCE = "maintenance"  # send back whether maintenance mode is on
     AUTOMATION = "automation"  # send back the id of the automation whose hook key this is, or None
-    BODY = "body"  # send back the body, or throw BodyTooLarge
+    FRESH_AUTOMATION = "fresh automation"  # the same, read from the database, not from memory
+    BODY = "body"  # send back the body, or throw a BodyError
 
 
 Exchange = Generator["str | Accepted", object, Reply]
@@ -58,15 +64,16 @@ def exchange(environ: dict, key: str) -> Exchange:
     method = environ["REQUEST_METHOD"]
     if method not in HOOK_METHODS:
         return Reply(405, [("Allow", _ALLOW)])
-    automation_id = yield Need.AUTOMATION
+    reads_body = method not in ("HEAD", "OPTIONS")
+    automation_id = yield Need.FRESH_AUTOMATION if reads_body and _large_body(environ) else Need.AUTOMATION
     if automation_id is None:
         return Reply(404)
-    if method in ("HEAD", "OPTIONS"):
+    if not reads_body:
         return Reply(200, _cors(environ, method))
     try:
         body = yield Need.BODY
-    except BodyTooLarge:
-        return Reply(413)
+    except BodyError as refused:  # nothing is stored; a client that left never reads the answer
+        return Reply(refused.status_code)
     inbound = with_body(environ, body)
     if handshake := _handshake(environ, inbound):
         return handshake
@@ -88,6 +95,8 @@ def receive(environ: dict, key: str) -> Reply:
             return maintenance.active()
         if need is Need.AUTOMATION:
             return selectors.automation_id_for_hook_key(key)
+        if need is Need.FRESH_AUTOMATION:
+            return selectors.automation_id_for_hook_key(key, fresh=True)
         if need is Need.BODY:
             return read_body(environ)
         intake.store(need)
@@ -106,7 +115,7 @@ def drive(steps: Exchange, supply: Callable[["str | Accepted"], object]) -> Repl
             return finished.value
         try:
             supplied, error = supply(need), None
-        except (BodyTooLarge, AutomationGone) as raised:
+        except (BodyError, AutomationGone) as raised:
             supplied, error = None, raised
 
 
@@ -122,7 +131,12 @@ def _cors(environ: dict, method: str) -> list[tuple[str, str]]:
 
 
 def _handshake(environ: dict, inbound: Incoming) -> Reply | None:
-    """The verification handshakes of SPEC 4.2, answered without a run: X-Hook-Secret and {"challenge": ...}."""
+    """The verification handshakes of SPEC 4.2, answered without a run: X-Hook-Secret and {"challenge": ...}.
+
+    A body that cannot be read as JSON (too deep for the parser, say), or
+    whose challenge cannot be echoed as strict JSON (NaN, Infinity, 1e999, a
+    lone surrogate), is not a handshake: it is an ordinary delivery.
+    """
     secret = environ.get("HTTP_X_HOOK_SECRET")
     if secret is not None:
         return Reply(200, [("X-Hook-Secret", secret), ("Access-Control-Allow-Origin", "*")])
@@ -130,9 +144,25 @@ def _handshake(environ: dict, inbound: Incoming) -> Reply | None:
     if b'"challenge"' in body[:1024] and len(body) < 64 * 1024:
         try:
             document = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if isinstance(document, dict) and list(document) == ["challenge"]:
-            answer = json.dumps({"challenge": document["challenge"]}).encode()
-            return Reply(200, [("Access-Control-Allow-Origin", "*")], answer, "application/json")
+            if (answer := _strict_json({"challenge": document["challenge"]})) is not None:
+                return Reply(200, [("Access-Control-Allow-Origin", "*")], answer, "application/json")
     return None
+
+
+def _strict_json(document) -> bytes | None:
+    """document as JSON that every parser reads (RFC 8259, UTF-8), or None when it has no such form."""
+    try:
+        # allow_nan=False refuses NaN and the infinities; encoding the unescaped text refuses lone surrogates.
+        return json.dumps(document, allow_nan=False, ensure_ascii=False).encode()
+    except (ValueError, RecursionError):
+        return None
+
+
+def _large_body(environ: dict) -> bool:
+    if "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+        return True
+    declared = environ.get("CONTENT_LENGTH", "")
+    return declared.isdigit() and int(declared) > FRESH_LOOKUP_ABOVE_BYTES

@@ -4,7 +4,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from automations.exceptions import WebServiceError
 from hooks import maintenance, receiver, webservice
-from hooks.exceptions import BodyTooLarge
+from hooks.exceptions import BodyError
 from hooks.incoming import incoming
 
 
@@ -43,8 +43,8 @@ def web_service(request: HttpRequest, key: str) -> HttpResponse:
         answer = webservice.call(key=key, incoming=incoming(request))
     except WebServiceError as error:
         return _cors(HttpResponse(error.message, status=error.status_code, content_type="text/plain"), request, "")
-    except BodyTooLarge:
-        return _cors(HttpResponse("request body too large", status=413, content_type="text/plain"), request, "")
+    except BodyError as refused:  # nothing ran and nothing counted
+        return _cors(HttpResponse(refused.detail, status=refused.status_code, content_type="text/plain"), request, "")
     response = HttpResponse(answer.body, status=answer.status, content_type=answer.content_type)
     for name, value in answer.headers.items():
         response[name] = value

@@ -10,7 +10,8 @@ by the same function Django's view calls (hooks.receiver), with the headers
 Django's middleware would have added. Everything else goes to Django
 untouched: other paths and hosts, a mounted SCRIPT_NAME, a host taken from
 X-Forwarded-Host, and a plain-http request that SECURE_SSL_REDIRECT would
-redirect.
+redirect. Only the body of every request is put behind its deadline and its
+declared length first (hooks/bodies.py).
 """
 import logging
 from http import HTTPStatus
@@ -20,7 +21,7 @@ from django.core import signals
 from django.http.request import split_domain_port, validate_host
 
 from config.hosts import normalize_host, roles_by_host
-from hooks import receiver
+from hooks import bodies, receiver
 
 logger = logging.getLogger("django.request")
 PREFIXES = ("/automation-", "/webhook/automation-")
@@ -33,20 +34,29 @@ class WebhookEntry:
         self.django_application = django_application
 
     def __call__(self, environ, start_response):
-        key = webhook_key(environ)
-        if key is None:
-            return self.django_application(environ, start_response)
+        # Every body, a webhook's or a page's, comes whole and in time or not at all (hooks/bodies.py).
+        body = bodies.bound(environ)
+        try:
+            key = webhook_key(environ)
+            if key is None:
+                return self.django_application(environ, start_response)
+            reply = self._answer(environ, key)
+        finally:
+            if body is not None:
+                body.close()
+        start_response(f"{reply.status} {HTTPStatus(reply.status).phrase}", response_headers(environ, reply))
+        return [reply.body]
+
+    def _answer(self, environ: dict, key: str) -> receiver.Reply:
         # As Django's handler does: its receivers replace a broken or expired database connection.
         signals.request_started.send(sender=self.__class__, environ=environ)
         try:
-            reply = receiver.receive(environ, key)
+            return receiver.receive(environ, key)
         except Exception:
             logger.exception("Internal Server Error: %s", environ.get("PATH_INFO"), extra={"status_code": 500})
-            reply = receiver.Reply(500)
+            return receiver.Reply(500)
         finally:
             signals.request_finished.send(sender=self.__class__)
-        start_response(f"{reply.status} {HTTPStatus(reply.status).phrase}", response_headers(environ, reply))
-        return [reply.body]
 
 
 def response_headers(environ: dict, reply: receiver.Reply) -> list[tuple[str, str]]:

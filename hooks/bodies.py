@@ -1,0 +1,217 @@
+"""Request bodies in the web process: read under a deadline, and refused when cut off or malformed.
+
+gunicorn's threaded worker reads a body with blocking recv() calls inside
+the application's read, with no time limit: twenty clients sending a byte
+every two seconds held all sixteen threads of a web process, and /healthz
+went unanswered. A timeout per recv() would not help (every byte restarts
+it, and gunicorn's reader loops over recv() itself). So every body has a
+deadline, REQUEST_BODY_TIMEOUT_SECONDS after its request reached the
+application, and one watchdog thread per process shuts down the read side
+of a socket whose body is still being read past it: the blocked recv()
+returns at once and the read raises BodyTimedOut.
+
+gunicorn also hands over a short body when the client leaves early (its
+reader stops at the end of the stream, whatever Content-Length said), and
+raises its own parse errors on broken chunked framing; both become
+BodyIncomplete, so a cut-off body is never taken for a whole one.
+config.wsgi puts every request's body behind BoundedInput (hooks/wsgi.py),
+webhooks, web services and Django's pages alike.
+"""
+import socket
+import threading
+import time
+
+from django.conf import settings
+from gunicorn.http.errors import ParseException
+
+from hooks.exceptions import BodyError, BodyIncomplete, BodyTimedOut
+
+# The watchdog sleeps at most this long when it watches nothing; a deadline earlier than its wake-up wakes it.
+_IDLE_SECONDS = 10.0
+
+
+def bound(environ: dict) -> "BoundedInput | None":
+    """Put the request's body behind a BoundedInput (in environ["wsgi.input"]); None when it has no body."""
+    if "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+        length = None
+    else:
+        declared = environ.get("CONTENT_LENGTH", "")
+        if not declared.isdigit() or int(declared) == 0:
+            return None
+        length = int(declared)
+    bounded = BoundedInput(
+        environ["wsgi.input"], length=length, sock=environ.get("gunicorn.socket"),
+        deadline=time.monotonic() + settings.REQUEST_BODY_TIMEOUT_SECONDS,
+    )
+    environ["wsgi.input"] = bounded
+    return bounded
+
+
+class BoundedInput:
+    """A wsgi.input that gives the whole body or raises: BodyIncomplete if it was cut short, BodyTimedOut if late.
+
+    length is the declared Content-Length, or None for a chunked body (the
+    server's stream decodes it and ends it). sock is the connection whose
+    read side the watchdog shuts down at the deadline; without one (a test
+    client, another server) there is no deadline.
+    """
+
+    def __init__(self, stream, *, length: int | None, sock: socket.socket | None, deadline: float):
+        self._stream = stream
+        self._left = length
+        self._sock = sock
+        self._deadline = deadline
+        self._watch: _Watch | None = None
+        self._error: BodyError | None = None
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self._left is None:
+            data = self._call(self._stream.read, -1 if size is None else size)
+            if not data and size != 0:
+                self._finish()
+            return data
+        wanted = self._left if size is None or size < 0 else min(size, self._left)
+        parts, got = [], 0
+        while got < wanted:
+            data = self._call(self._stream.read, wanted - got)
+            if not data:
+                raise self._abandon(BodyIncomplete())
+            parts.append(data)
+            got += len(data)
+        self._consumed(got)
+        return b"".join(parts)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if self._left is None:
+            line = self._call(self._stream.readline, -1 if size is None else size)
+            if not line and size != 0:
+                self._finish()
+            return line
+        limit = self._left if size is None or size < 0 else min(size, self._left)
+        if limit == 0:
+            return b""
+        line = self._call(self._stream.readline, limit)
+        if not line:
+            raise self._abandon(BodyIncomplete())
+        self._consumed(len(line))
+        return line
+
+    def close(self) -> None:
+        """The request is over: whatever is left of the body is no longer watched."""
+        self._finish()
+
+    def _call(self, method, size: int) -> bytes:
+        if self._error is not None:
+            raise self._error
+        watch = self._watch
+        if watch is None and self._sock is not None:
+            watch = self._watch = _Watch(self._sock, self._deadline)
+            watchdog.add(watch)
+        if watch is not None and not watch.begin():
+            raise self._abandon(BodyTimedOut())
+        try:
+            data = method(size)
+        except (OSError, ParseException):  # a reset connection, gunicorn's NoMoreData, a broken chunk
+            data = None
+        if watch is not None and watch.end():
+            raise self._abandon(BodyTimedOut())
+        if data is None:
+            raise self._abandon(BodyIncomplete())
+        return data
+
+    def _consumed(self, count: int) -> None:
+        self._left -= count
+        if self._left == 0:
+            self._finish()
+
+    def _abandon(self, error: BodyError) -> BodyError:
+        """Give up on the body: every later read raises the same error, and the connection is not reused."""
+        self._error = error
+        self._finish()
+        # gunicorn closes a connection whose body reader failed rather than read what is left as the next request.
+        if hasattr(self._stream, "failed"):
+            self._stream.failed = True
+        return error
+
+    def _finish(self) -> None:
+        if self._watch is not None:
+            watchdog.discard(self._watch)
+            self._watch = None
+
+
+class _Watch:
+    """One body being read: its socket, its deadline, and whether a read of it is under way."""
+
+    __slots__ = ("sock", "deadline", "lock", "reading", "expired")
+
+    def __init__(self, sock: socket.socket, deadline: float):
+        self.sock = sock
+        self.deadline = deadline
+        self.lock = threading.Lock()
+        self.reading = False
+        self.expired = False
+
+    def begin(self) -> bool:
+        """A read starts; False if the deadline has already passed."""
+        with self.lock:
+            if self.expired:
+                return False
+            self.reading = True
+            return True
+
+    def end(self) -> bool:
+        """A read ended; True if the deadline passed meanwhile (its socket may have been shut down)."""
+        with self.lock:
+            self.reading = False
+            return self.expired
+
+    def expire(self) -> None:
+        # Under the lock, so that a socket is shut down only while its own body is being read, never
+        # after the read returned (the connection may by then carry the next request).
+        with self.lock:
+            self.expired = True
+            if self.reading:
+                try:
+                    # socket.socket's own shutdown, not SSLSocket's, which would drop the TLS state under the reader.
+                    socket.socket.shutdown(self.sock, socket.SHUT_RD)
+                except OSError:
+                    pass
+
+
+class _Watchdog:
+    """One thread per process that expires watches at their deadlines."""
+
+    def __init__(self):
+        self._condition = threading.Condition()
+        self._watches: set[_Watch] = set()
+        self._wake_at = float("inf")
+        self._thread: threading.Thread | None = None
+
+    def add(self, watch: _Watch) -> None:
+        with self._condition:
+            self._watches.add(watch)
+            # A forked process (gunicorn's workers) has no copy of its parent's thread: start one of its own.
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="body-deadlines", daemon=True)
+                self._thread.start()
+            elif watch.deadline < self._wake_at:
+                self._condition.notify()
+
+    def discard(self, watch: _Watch) -> None:
+        with self._condition:
+            self._watches.discard(watch)
+
+    def _run(self) -> None:
+        with self._condition:
+            while True:
+                now = time.monotonic()
+                for watch in [watch for watch in self._watches if watch.deadline <= now]:
+                    self._watches.discard(watch)
+                    watch.expire()
+                # Waking only at the earliest deadline (or idle every few seconds) keeps a body that
+                # arrives in time from costing a wake-up of this thread.
+                self._wake_at = min((watch.deadline for watch in self._watches), default=now + _IDLE_SECONDS)
+                self._condition.wait(self._wake_at - now)
+
+
+watchdog = _Watchdog()

@@ -1,0 +1,180 @@
+"""Request bodies through real servers: cut off, malformed, slow, or not worth reading.
+
+Each test runs against the web process (gunicorn's threaded worker serving
+config.wsgi) and the hooks process (gunicorn's asyncio worker serving
+config.asgi), because each reads bodies its own way: the web process with
+blocking reads in its threads (hooks/bodies.py), the hooks process on its
+event loop for webhooks and through a2wsgi's threads for web services
+(hooks/asgi.py). Bodies here get REQUEST_BODY_TIMEOUT_SECONDS=2.
+"""
+import select
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from automations import services as automation_services
+from automations.models import Run, WebServiceUsage
+from hooks.models import Delivery
+from tests.e2e.stack import Stack
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not settings.REDIS_URL or connection.vendor != "postgresql", reason="real servers run on PostgreSQL and Redis"
+    ),
+]
+LIMIT = 100_000
+# More than the threads of both processes of either kind (2 processes of 8), so that, however the kernel
+# deals the connections over the processes, every thread that reads bodies is taken.
+SLOW_CLIENTS = 40
+SET_N = [{"id": "v", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}}]
+RESPOND = [{"id": "r", "kind": "respond", "body": {"got": "{{trigger.body}}"}}]
+
+
+@pytest.fixture(scope="module", params=["web process", "hooks process"])
+def server(request, tmp_path_factory, django_db_setup):
+    running = Stack(tmp_path_factory.mktemp("bodies"), HOOK_MAX_BODY_BYTES=str(LIMIT), REQUEST_BODY_TIMEOUT_SECONDS="2")
+    running.start_web(hooks_process=request.param == "hooks process")
+    yield running
+    running.stop()
+    assert "Traceback" not in running.log("web")
+
+
+@pytest.fixture(params=["webhook", "web service"])
+def kind(request):
+    return request.param
+
+
+@pytest.fixture
+def path(kind, make_automation):
+    if kind == "webhook":
+        return urlsplit(automation_services.hook_url(make_automation(SET_N))).path
+    return urlsplit(automation_services.web_service_url(make_automation(RESPOND))).path
+
+
+def nothing_was_kept() -> bool:
+    return not Delivery.objects.exists() and not Run.objects.exists() and not WebServiceUsage.objects.exists()
+
+
+def head(server, path: str, **headers: str) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{server.port}", "Content-Type: application/json"]
+    lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def status_of(answer: bytes) -> int | None:
+    """The status of the first response in answer; None for no answer (the connection was closed)."""
+    return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else None
+
+
+def send_and_finish(server, data: bytes) -> bytes:
+    """Send data, close the sending side (the client is done, or gone), and read the answer until the server closes."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+        return answer
+
+
+def read_response(sock: socket.socket) -> tuple[int, bytes]:
+    """One response from a kept-alive connection: its status and body (by Content-Length)."""
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = sock.recv(65536)
+        assert chunk, f"the server closed the connection after {answer!r}"
+        answer += chunk
+    header, _, body = answer.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in header.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return status_of(header), body
+
+
+def trickle(server, data: bytes, started: threading.Barrier | None = None) -> bytes:
+    """A slow client: send data (headers), then one byte every half second until the server answers; the answer.
+
+    Its body (1,000 bytes declared) would take over eight minutes; it gives up after one.
+    """
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(data)
+        for sent in range(120):
+            if started is not None and sent == 2:
+                started.wait()
+            answered, _, _ = select.select([sock], [], [], 0.5)  # the pace of the trickle, and a look for an answer
+            if answered:
+                try:
+                    return sock.recv(65536)
+                except ConnectionResetError:
+                    return b""
+            sock.sendall(b" ")
+        return b""
+
+
+def test_a_cut_off_body_is_refused_and_nothing_is_kept(server, path):
+    answer = send_and_finish(server, head(server, path, Content_Length="1000") + b'{"n": 1, "padding": "' + b"x" * 22)
+    assert status_of(answer) in (400, None)  # answered 400, or (the hooks process's event loop) not answered
+    assert nothing_was_kept()
+
+
+@pytest.mark.parametrize("body", [
+    b"zz\r\n{}\r\n0\r\n\r\n",  # not a chunk size
+    b"2\r\n{}XX0\r\n\r\n",  # a chunk without its terminator
+    b"2\r\n{}\r\n",  # no last chunk: the client left
+], ids=["bad size", "no terminator", "no last chunk"])
+def test_a_malformed_chunked_body_gets_400_and_nothing_is_kept(server, path, body):
+    answer = send_and_finish(server, head(server, path, Transfer_Encoding="chunked") + body)
+    assert status_of(answer) in (400, None)
+    assert nothing_was_kept()
+
+
+def test_a_body_still_arriving_at_its_deadline_gets_408_and_nothing_is_kept(server, path):
+    answer = trickle(server, head(server, path, Content_Length="1000") + b'{"n": ')
+    assert status_of(answer) == 408
+    assert nothing_was_kept()
+
+
+def test_the_health_check_answers_while_more_slow_clients_than_threads_are_connected(server, make_automation):
+    path = urlsplit(automation_services.web_service_url(make_automation(RESPOND))).path
+    started = threading.Barrier(SLOW_CLIENTS + 1)
+    with ThreadPoolExecutor(SLOW_CLIENTS) as pool:
+        slow = [pool.submit(trickle, server, head(server, path, Content_Length="1000"), started) for _ in range(SLOW_CLIENTS)]
+        started.wait(timeout=60)  # every slow client is connected and has trickled for a second
+        health = httpx.get(server.base + "/healthz", timeout=30)
+        answers = [status_of(client.result()) for client in slow]
+    assert health.status_code == 200
+    assert set(answers) == {408}
+    assert nothing_was_kept()
+
+
+def test_a_remembered_key_of_a_deleted_automation_gets_404_before_a_large_body_is_sent(server, make_automation):
+    automation = make_automation(SET_N)
+    path = urlsplit(automation_services.hook_url(automation)).path
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(head(server, path, Content_Length="2") + b"{}")  # the process serving this connection remembers the key
+        assert read_response(sock)[0] == 200
+        automation_services.delete_automation(automation=automation)
+        sock.sendall(head(server, path, Content_Length=str(LIMIT - 1)))  # and no body: the answer must not wait for it
+        assert read_response(sock)[0] == 404
+    assert not Delivery.objects.exists()
+
+
+def test_a_remembered_key_with_a_large_chunked_body_is_looked_up_afresh(server, make_automation):
+    automation = make_automation(SET_N)
+    path = urlsplit(automation_services.hook_url(automation)).path
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(head(server, path, Content_Length="2") + b"{}")
+        assert read_response(sock)[0] == 200
+        automation_services.delete_automation(automation=automation)
+        sock.sendall(head(server, path, Transfer_Encoding="chunked") + b"2\r\n{}\r\n")  # the rest never comes
+        assert read_response(sock)[0] == 404
