@@ -190,6 +190,10 @@ CATALOG_BULK_MINUTE = env_int("CATALOG_BULK_MINUTE", 0, minimum=0)
 URL_KEY_SECRET = env_str("URL_KEY_SECRET") or SECRET_KEY
 # Bodies larger than this get 413 before they are read.
 HOOK_MAX_BODY_BYTES = env_int("HOOK_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1)
+# A request body not complete this long after its request arrived is cut off
+# (408 on webhook and web service URLs), so slow senders cannot hold every
+# thread of a process (hooks/bodies.py).
+REQUEST_BODY_TIMEOUT_SECONDS = env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)
 # Webhook and web service URLs answer 503 (also switchable in admin).
 MAINTENANCE_MODE = env_bool("MAINTENANCE_MODE", False)
 HOOK_SUPPRESSION_SECONDS = env_int("HOOK_SUPPRESSION_SECONDS", 600, minimum=0)
@@ -211,10 +215,6 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     if REDIS_URL.startswith("redis://"):  # TLS (rediss://) and sockets keep kombu's own
         CELERY_BROKER_TRANSPORT = "config.broker:Transport"
-# A request body not complete this long after its request arrived is cut off
-# (408 on webhook and web service URLs), so slow senders cannot hold every
-# thread of a process (hooks/bodies.py).
-REQUEST_BODY_TIMEOUT_SECONDS = env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Redis redelivers a message that was taken but not acknowledged after
         # this many seconds. It must exceed the longest task (and any
