@@ -2,7 +2,10 @@
 import os
 
 from celery import Celery, signals
+from celery.utils.log import get_multiprocessing_logger
 from django.db import close_old_connections
+
+from config import logs
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -20,3 +23,12 @@ def _close_old_connections(task=None, **kwargs) -> None:
     """
     if task is None or not getattr(task.request, "is_eager", False):
         close_old_connections()
+
+
+@signals.after_setup_logger.connect
+@signals.after_setup_task_logger.connect
+def _redact_keys(logger=None, **kwargs) -> None:
+    """Celery replaces the root logger's handlers and gives tasks and pool processes their own: those redact too."""
+    for each in (logger, get_multiprocessing_logger()):
+        if each is not None:
+            logs.redact_handlers(each)

@@ -26,6 +26,8 @@ reuse_port = True
 # gunicorn's control socket defaults to one path per user (~/.gunicorn/gunicorn.ctl): every gunicorn of
 # the user (web and hooks processes, parallel test runs) would fight over it, and nothing here uses it.
 control_socket_disable = True
+# Its error and access handlers redact URL keys (config/logs.py): the access log carries the raw request line.
+logger_class = "config.logs.GunicornLogger"
 
 
 def on_starting(server) -> None:
