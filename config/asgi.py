@@ -7,11 +7,11 @@ application the web process serves, run in a pool of WEB_THREADS threads.
 """
 import os
 
-from django.core.wsgi import get_wsgi_application
+from config import handler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-django_application = get_wsgi_application()
+django_application = handler.application()
 
 from a2wsgi import WSGIMiddleware  # noqa: E402
 

@@ -1,11 +1,11 @@
 """WSGI entry point for gunicorn: webhook URLs first (hooks/wsgi.py), then Django."""
 import os
 
-from django.core.wsgi import get_wsgi_application
+from config import handler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-django_application = get_wsgi_application()
+django_application = handler.application()
 
 from hooks.wsgi import WebhookEntry  # noqa: E402  (needs the apps loaded above)
 

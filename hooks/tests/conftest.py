@@ -1,12 +1,12 @@
 import contextlib
 
 import pytest
-from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from django.http import HttpResponse
 from django.test import Client
 
+from config.handler import Request
 from config.wsgi import application
 
 
@@ -34,7 +34,7 @@ class EntryHandler:
         del response["Content-Type"]
         for name, value in headers:
             response[name] = value
-        response.wsgi_request = WSGIRequest(environ)
+        response.wsgi_request = Request(environ)
         return response
 
 

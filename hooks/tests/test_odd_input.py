@@ -7,13 +7,18 @@ replaced).
 """
 import encodings.aliases
 import json
+from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from django.test import Client
+
+from automations import engine
+from automations import services as automation_services
 from automations.jsonsafe import MAX_PARSED_DEPTH
-from automations.models import LookupRow, Run
+from automations.models import LookupRow, Run, WebServiceUsage
 from hooks import services, tasks
 from hooks.incoming import Incoming
 from hooks.models import Delivery
@@ -24,25 +29,25 @@ JUST_DEEP_ENOUGH = b"[" * MAX_PARSED_DEPTH + b"]" * MAX_PARSED_DEPTH
 TOO_DEEP = b"[" * (MAX_PARSED_DEPTH + 1) + b"]" * (MAX_PARSED_DEPTH + 1)
 # Every body and content type the issue found stored but never run, and their kin.
 HOSTILE = [
-    (b'{"a": "x\x00y"}', "application/json"),
-    (b'{"a": "x\\u0000y", "\\u0000": 1}', "application/json"),
-    (b'{"a": "\\ud800"}', "application/json"),
-    (b'{"a": "\\udfff\\ud800"}', "application/json"),
-    (b'{"a": NaN}', "application/json"),
-    (b'{"a": Infinity, "b": -Infinity}', "application/json"),
-    (b"[1e999]", "application/json"),
-    (DEEP, "application/json"),
-    (b'{"challenge": ' + DEEP + b"}", "application/json"),
-    (b"plain \x00 text", "text/plain"),
-    (b"\xff\xfe\x00\x00", "text/plain"),
-    (b"abc", "text/plain; charset=hex"),
-    (b"abc", "text/plain; charset=base64"),
-    (b"abc", "text/plain; charset=rot13"),
-    (b"abc", "text/plain; charset=zlib"),
-    (b"xn--abc\xff", "text/plain; charset=idna"),
-    (b"\\ud800 \\x00", "text/plain; charset=unicode_escape"),
-    (b"caf\xe9", 'text/plain; charset="no-such-charset"'),
-    (b"\x00\x01", "text/plain; charset=utf-16"),
+    pytest.param(b'{"a": "x\x00y"}', "application/json", id="raw NUL"),
+    pytest.param(b'{"a": "x\\u0000y", "\\u0000": 1}', "application/json", id="escaped NUL"),
+    pytest.param(b'{"a": "\\ud800"}', "application/json", id="lone surrogate"),
+    pytest.param(b'{"a": "\\udfff\\ud800"}', "application/json", id="reversed surrogates"),
+    pytest.param(b'{"a": NaN}', "application/json", id="NaN"),
+    pytest.param(b'{"a": Infinity, "b": -Infinity}', "application/json", id="Infinity"),
+    pytest.param(b"[1e999]", "application/json", id="1e999"),
+    pytest.param(DEEP, "application/json", id="nested 5000 deep"),
+    pytest.param(b'{"challenge": ' + DEEP + b"}", "application/json", id="deep challenge"),
+    pytest.param(b"plain \x00 text", "text/plain", id="NUL in text"),
+    pytest.param(b"\xff\xfe\x00\x00", "text/plain", id="not UTF-8"),
+    pytest.param(b"abc", "text/plain; charset=hex", id="charset hex"),
+    pytest.param(b"abc", "text/plain; charset=base64", id="charset base64"),
+    pytest.param(b"abc", "text/plain; charset=rot13", id="charset rot13"),
+    pytest.param(b"abc", "text/plain; charset=zlib", id="charset zlib"),
+    pytest.param(b"xn--abc\xff", "text/plain; charset=idna", id="charset idna"),
+    pytest.param(b"\\ud800 \\x00", "text/plain; charset=unicode_escape", id="charset unicode_escape"),
+    pytest.param(b"caf\xe9", 'text/plain; charset="no-such-charset"', id="unknown charset"),
+    pytest.param(b"\x00\x01", "text/plain; charset=utf-16", id="utf-16 with NUL"),
 ]
 
 
@@ -159,7 +164,7 @@ bodies = st.one_of(
     st.binary(max_size=300),
     st.text(max_size=100).map(lambda text: text.encode("utf-8", "surrogatepass")),
     json_values.map(lambda value: json.dumps(value).encode()),  # NaN and Infinity included
-    st.sampled_from([body for body, _ in HOSTILE]),
+    st.sampled_from([param.values[0] for param in HOSTILE]),
     st.integers(min_value=1, max_value=3000).map(lambda depth: b"[" * depth + b"]" * depth),
 )
 content_types = st.one_of(
@@ -186,3 +191,36 @@ def test_every_delivery_of_any_bytes_ends(make_automation, body, content_type, q
     delivery.refresh_from_db()
     assert delivery.status == Delivery.Status.DONE, delivery.error
     assert storable(delivery.run.trigger)
+
+
+def service_path(automation) -> str:
+    return urlsplit(automation_services.web_service_url(automation)).path
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("body", "content_type"), HOSTILE)
+def test_a_web_service_answers_any_body_with_valid_json(entry_client, make_automation, body, content_type):
+    """Through the application gunicorn serves: Django's test client builds its request with Django's own class."""
+    automation = make_automation([{"id": "r", "kind": "respond", "body": {"got": "{{trigger.body}}", "q": "{{trigger.params}}"}}])
+    response = entry_client.generic("POST", service_path(automation) + "?a=%00", data=body, content_type=content_type)
+    assert response.status_code == 200
+    json.loads(response.content)  # NaN or Infinity would not parse
+    assert Run.objects.get().status == Run.Status.SUCCEEDED
+    assert WebServiceUsage.objects.get().calls == 1
+
+
+@pytest.mark.django_db
+def test_a_web_service_call_that_fails_on_our_side_gives_its_quota_back(make_automation, monkeypatch):
+    automation = make_automation([{"id": "r", "kind": "respond", "body": "hi"}])
+
+    def advance_that_raises(run, **kwargs):
+        raise RuntimeError("a fault of ours")
+
+    monkeypatch.setattr(engine, "advance", advance_that_raises)
+    response = Client(raise_request_exception=False).post(service_path(automation), data=b"{}", content_type="application/json")
+    assert response.status_code == 500
+    assert WebServiceUsage.objects.get().calls == 0
+    assert Run.objects.values_list("status", "error").get() == (Run.Status.FAILED, "internal error")
+    monkeypatch.undo()
+    assert Client().post(service_path(automation)).status_code == 200
+    assert WebServiceUsage.objects.get().calls == 1

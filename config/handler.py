@@ -1,0 +1,47 @@
+"""Django's WSGI handler as the web and hooks processes serve it, with a request class that survives any charset.
+
+Django takes the charset parameter of a request's Content-Type as its
+encoding whenever Python's codec registry knows the name, and decodes the
+query string and form data with it strictly. The registry also holds
+transforms that are no text encoding (hex, base64, zlib, rot13),
+encodings that cannot decode ASCII (utf-16), and some without the
+"replace" error handler (idna): `charset=hex` made building
+the request itself raise, a 500 on every URL before any view ran. Here a
+charset is taken only when it decodes ASCII to itself; otherwise the
+request keeps the default (UTF-8).
+"""
+import functools
+import warnings
+
+from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
+from django.core.wsgi import get_wsgi_application
+from django.utils.http import parse_header_parameters
+
+_ASCII = bytes(range(128))
+
+
+class Request(WSGIRequest):
+    def _set_content_type_params(self, meta):
+        self.content_type, self.content_params = parse_header_parameters(meta.get("CONTENT_TYPE", ""))
+        charset = self.content_params.get("charset")
+        if charset and decodes_ascii(charset):
+            self.encoding = charset
+
+
+@functools.lru_cache(maxsize=64)
+def decodes_ascii(charset: str) -> bool:
+    """True for a charset Django can decode a query string and form data with: ASCII as itself, any byte replaced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unicode_escape warns of the escapes it finds
+        try:
+            bytes(range(256)).decode(charset, errors="replace")  # Django decodes form data with replacement
+            return _ASCII.decode(charset) == _ASCII.decode("ascii")
+        except (LookupError, UnicodeError, ValueError, TypeError):
+            return False
+
+
+def application() -> WSGIHandler:
+    """Django's WSGI application (setting Django up first), answering with Request."""
+    handler = get_wsgi_application()
+    handler.request_class = Request
+    return handler
