@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from automations import engine
 from automations import services as automation_services
-from automations import selectors
+from automations import keys, selectors
 from automations.exceptions import WebServiceInactive, WebServiceNotFound
 from automations.models import Run
 from automations.steps import WAIT_TIMED_OUT
@@ -68,7 +68,8 @@ def call(*, key: str, incoming: Incoming) -> Answer:
 
 def _run(automation, incoming: Incoming) -> Answer:
     trigger = trigger_data(
-        body=incoming.body, content_type=incoming.content_type, query_string=incoming.query_string, path=incoming.path
+        body=incoming.body, content_type=incoming.content_type, query_string=incoming.query_string,
+        path=keys.redact(incoming.path),
     )
     run = automation_services.start_run(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE)
     try:
