@@ -11,12 +11,18 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from config.devsecret import development_secret
 from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url
+from config.startup_checks import refuse_debug_beyond_loopback, refuse_listen_only_host
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("FLOWGATE_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DEBUG", False)
+if DEBUG:
+    # The addresses the web and hooks processes listen on (config/gunicorn.py, the Procfile).
+    refuse_debug_beyond_loopback("WEB_BIND", env_str("WEB_BIND", "127.0.0.1:8000"))
+    refuse_debug_beyond_loopback("HOOKS_BIND", env_str("HOOKS_BIND", "127.0.0.1:8001"))
 
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
@@ -26,12 +32,14 @@ if not SECRET_KEY:
             "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), "
             "or set DEBUG=1 for local development."
         )
-    SECRET_KEY = "insecure-development-key-never-use-in-production"
+    SECRET_KEY = development_secret(VAR_DIR)
 
 # The three public hosts (DESIGN.md "One project, three hosts").
 BASE_URL = env_url("BASE_URL", "http://localhost:8000")
 HOOKS_URL = env_url("HOOKS_URL", BASE_URL)
 MCP_URL = env_url("MCP_URL", BASE_URL)
+for _name, _url in (("BASE_URL", BASE_URL), ("HOOKS_URL", HOOKS_URL), ("MCP_URL", MCP_URL)):
+    refuse_listen_only_host(_name, _url)
 
 ALLOWED_HOSTS = env_list(
     "ALLOWED_HOSTS",
@@ -170,6 +178,16 @@ STORAGES = {
 SESSION_COOKIE_SECURE = BASE_URL.startswith("https://")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# With https URLs, plain http is redirected and browsers are told to keep to https; a proxy in front
+# that does both itself lets them be turned off. Redirecting is off when any URL is http: that host
+# would be sent to https. Load balancers probe /healthz over plain http.
+SECURE_SSL_REDIRECT = env_bool(
+    "SECURE_SSL_REDIRECT", all(url.startswith("https://") for url in (BASE_URL, HOOKS_URL, MCP_URL))
+)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if SESSION_COOKIE_SECURE else 0, minimum=0)
+# Masks the passwords inside DATABASE_URL, REDIS_URL and the like on error pages and in error mails.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "config.error_reports.ExceptionReporterFilter"
 
 # --- Catalog feed (SPEC 4.1, 8) -------------------------------------------
 CATALOG_RETIREMENT_DAYS = env_int("CATALOG_RETIREMENT_DAYS", 180, minimum=0)
@@ -177,6 +195,9 @@ FEED_RATE_LIST = env_rate("FEED_RATE_LIST", "300/5m")
 FEED_RATE_LOGO = env_rate("FEED_RATE_LOGO", "1000/5m")
 FEED_RATE_BULK = env_rate("FEED_RATE_BULK", "10/h")
 RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", True)
+# Password attempts at admin's sign-in, per client IP and per user name (config/sign_in.py).
+SIGN_IN_RATE_IP = env_rate("SIGN_IN_RATE_IP", "30/15m")
+SIGN_IN_RATE_USERNAME = env_rate("SIGN_IN_RATE_USERNAME", "10/15m")
 # How often a web process asks whether a newer feed was built. Bodies are
 # served from process memory between checks.
 FEED_VERSION_CHECK_SECONDS = env_int("FEED_VERSION_CHECK_SECONDS", 1, minimum=0)

@@ -1,5 +1,8 @@
 """Settings come from the environment, fail loudly, and fall back to the embedded default."""
+import json
 import os
+import secrets
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +94,109 @@ def test_env_example_lists_every_variable_the_settings_and_the_web_processes_rea
     read |= set(re.findall(r"\$\{([A-Z_]+):-", (ROOT / "Procfile").read_text()))
     listed = set(re.findall(r"^#?\s*([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
     assert read - listed == set()
+
+
+def setting(names: str, extra: dict, tmp_path) -> subprocess.CompletedProcess:
+    """Start-up with these variables; prints the named settings as JSON."""
+    probe = f"import django, json; django.setup(); from django.conf import settings as s; print(json.dumps([{names}]))"
+    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY")}
+    environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path), **extra}
+    return subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=environment, capture_output=True, text=True)
+
+
+def test_debug_without_a_secret_key_makes_one_secret_per_install_readable_by_its_owner_only(tmp_path):
+    first = setting("s.SECRET_KEY, s.URL_KEY_SECRET", {"DEBUG": "1"}, tmp_path / "one")
+    again = setting("s.SECRET_KEY, s.URL_KEY_SECRET", {"DEBUG": "1"}, tmp_path / "one")
+    other = setting("s.SECRET_KEY, s.URL_KEY_SECRET", {"DEBUG": "1"}, tmp_path / "two")
+    assert first.returncode == again.returncode == other.returncode == 0, first.stderr + other.stderr
+    secret, url_key_secret = json.loads(first.stdout)
+    assert len(secret) >= 50 and "insecure" not in secret and url_key_secret == secret
+    assert json.loads(again.stdout) == [secret, secret]
+    assert json.loads(other.stdout)[0] != secret
+    kept = tmp_path / "one" / "development-secret-key"
+    assert kept.read_text().strip() == secret
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert [path.name for path in (tmp_path / "one").iterdir() if "secret" in path.name] == [kept.name]
+
+
+def test_processes_starting_together_share_one_development_secret(tmp_path):
+    starts = [
+        subprocess.Popen(
+            [sys.executable, "-c", "from config.devsecret import development_secret; from pathlib import Path; "
+             f"print(development_secret(Path({str(tmp_path / 'var')!r})))"],
+            cwd=ROOT, stdout=subprocess.PIPE, text=True,
+        )
+        for _ in range(6)
+    ]
+    made = {start.communicate()[0].strip() for start in starts}
+    assert len(made) == 1 and len(made.pop()) >= 50
+
+
+@pytest.mark.parametrize(
+    ("name", "bind"),
+    [("WEB_BIND", "0.0.0.0:8000"), ("WEB_BIND", ":8000"), ("WEB_BIND", "192.0.2.7:8000"),
+     ("WEB_BIND", "example.com:80"), ("HOOKS_BIND", "[::]:8001"), ("HOOKS_BIND", "0.0.0.0")],
+)
+def test_debug_refuses_a_bind_beyond_loopback(tmp_path, name, bind):
+    result = setting("s.DEBUG", {"DEBUG": "1", name: bind}, tmp_path)
+    assert result.returncode != 0
+    assert f"DEBUG is on and {name}={bind} accepts connections from other machines" in result.stderr
+
+
+@pytest.mark.parametrize("bind", ["127.0.0.1:8000", "127.0.0.2:9000", "[::1]:8000", "localhost:8000", "unix:/tmp/f.sock"])
+def test_debug_runs_on_a_loopback_bind(tmp_path, bind):
+    result = setting("s.DEBUG", {"DEBUG": "1", "WEB_BIND": bind, "HOOKS_BIND": bind}, tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_public_bind_without_debug_is_allowed(tmp_path):
+    result = setting("s.DEBUG", {"SECRET_KEY": "x" * 50, "WEB_BIND": "0.0.0.0:8000"}, tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(("name", "url"), [("BASE_URL", "http://0.0.0.0:8000"), ("HOOKS_URL", "http://[::]:8001")])
+def test_a_listen_only_address_is_refused_as_a_public_url(tmp_path, name, url):
+    result = setting("s.ALLOWED_HOSTS", {"SECRET_KEY": "x" * 50, name: url}, tmp_path)
+    assert result.returncode != 0
+    assert f"{name}={url} names" in result.stderr and "an address to listen on" in result.stderr
+
+
+HTTPS = {"SECRET_KEY": "x" * 50, "BASE_URL": "https://app.example.com", "HOOKS_URL": "https://hooks.example.com"}
+
+
+def test_https_urls_turn_on_the_ssl_redirect_and_hsts(tmp_path):
+    result = setting("s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SECURE_REDIRECT_EXEMPT", HTTPS, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [True, 31536000, ["^healthz$"]]
+
+
+def test_a_proxy_that_redirects_and_sends_hsts_itself_turns_them_off(tmp_path):
+    extra = {**HTTPS, "SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "0"}
+    result = setting("s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS", extra, tmp_path)
+    assert json.loads(result.stdout) == [False, 0]
+
+
+def test_http_urls_are_neither_redirected_nor_pinned(tmp_path):
+    result = setting("s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS", {"SECRET_KEY": "x" * 50}, tmp_path)
+    assert json.loads(result.stdout) == [False, 0]
+    mixed = setting("s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS",
+                    {**HTTPS, "HOOKS_URL": "http://hooks.example.com"}, tmp_path)
+    assert json.loads(mixed.stdout) == [False, 31536000]  # redirecting would send the http hooks host to https
+
+
+def deploy_check(extra: dict, tmp_path) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY")}
+    environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path), **extra}
+    return subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT, env=environment,
+                          capture_output=True, text=True)
+
+
+def test_check_deploy_with_https_urls_finds_hsts_and_the_ssl_redirect(tmp_path):
+    real_secret = {"SECRET_KEY": secrets.token_urlsafe(50), "MCP_URL": "https://mcp.example.com"}
+    result = deploy_check({**HTTPS, **real_secret}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    for warning in ("security.W004", "security.W008", "security.W009", "security.W012", "security.W016"):
+        assert warning not in result.stdout + result.stderr
+    turned_off = deploy_check({**HTTPS, **real_secret, "SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "0"}, tmp_path)
+    assert "security.W004" in turned_off.stdout + turned_off.stderr
+    assert "security.W008" in turned_off.stdout + turned_off.stderr

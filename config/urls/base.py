@@ -2,10 +2,12 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config.sign_in import throttled
 from config.views import health
 
 urlpatterns = [
     path("catalog/v1/", include("catalog.urls")),
+    path("admin/login/", throttled(admin.site.login)),  # before admin's own, which it stands in for
     path("admin/", admin.site.urls),
     path("", include("interfaces.urls")),
     path("", include("mcp_auth.urls_base")),
