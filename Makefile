@@ -20,7 +20,8 @@ $(STAMP): pyproject.toml
 
 # Starts web, hooks, worker and beat with the demo catalog. Without DATABASE_URL and
 # REDIS_URL it runs on the embedded default (SQLite, file broker and cache).
-# DEBUG defaults to on here so no SECRET_KEY is needed to try it out.
+# DEBUG defaults to on here so no SECRET_KEY is needed to try it out: a random one is made
+# once per install in var/. Settings refuse DEBUG when WEB_BIND or HOOKS_BIND is not loopback.
 run: export DEBUG ?= 1
 # The printed URLs must be an allowed host: the public URL follows the bind address.
 run: export BASE_URL ?= http://$(WEB_BIND)
@@ -30,9 +31,7 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py load_demo
-	@DJANGO_SUPERUSER_PASSWORD=admin $(BIN)/python manage.py createsuperuser --noinput \
-		--username admin --email admin@example.com >/dev/null 2>&1 \
-		&& echo "created staff user admin (password: admin)" || true
+	@$(BIN)/python -m config.first_admin
 	@$(BIN)/python manage.py import_automation automations/demo/record-and-answer.json --owner admin --on
 	@echo
 	@echo "Flowgate is starting on $$BASE_URL"
@@ -40,7 +39,7 @@ run: install
 	@echo "  one app       $$BASE_URL/catalog/v1/apps/acorn-crm"
 	@echo "  bulk          $$BASE_URL/catalog/v1/bulk"
 	@echo "  OpenAPI       $$BASE_URL/catalog/v1/openapi.json"
-	@echo "  admin         $$BASE_URL/admin/  (admin / admin on a fresh demo)"
+	@echo "  admin         $$BASE_URL/admin/  (user admin; its password is printed above on the first start)"
 	@echo "  webhooks and web services on $$HOOKS_URL (the hooks process)"
 	@echo "  try the demo automation: curl -d '{\"email\": \"ada@example.com\"}' <its web service or webhook URL above>"
 	@echo
