@@ -51,7 +51,7 @@ def test_the_message_is_redacted_whether_the_key_is_in_the_format_or_its_argumen
     logger, stream = logged
     logger.error("Internal Server Error: %s", f"/automation-{KEY}")
     logger.error(f"Not Found: /webservice-{KEY} (%d)", 404)
-    logger.error("%s%s", "/webhook/automation-", KEY)  # split across two arguments: the formatted message is what counts
+    logger.error("%s%s", "/webhook/automation-", KEY)  # split over two arguments: the formatted message counts
     logger.warning('"POST %(path)s HTTP/1.1"', {"path": f"/%61utomation-{KEY}"})
     lines = stream.getvalue().splitlines()
     assert lines == [
@@ -76,7 +76,8 @@ def test_the_traceback_is_redacted_and_leaves_the_record_only_as_text(logged):
 
 def test_the_stack_is_redacted(logged):
     logger, stream = logged
-    logger.warning("here", stack_info=True)  # a source line the stack shows: /automation-Zq3-x_9KpL0aBcDeFgHiJkLmNoPqRsTu
+    # The stack shows each frame's source line, with its comment:
+    logger.warning("here", stack_info=True)  # /automation-Zq3-x_9KpL0aBcDeFgHiJkLmNoPqRsTu
     assert KEY not in stream.getvalue()
     assert "/automation-{key}" in stream.getvalue()
 
@@ -222,7 +223,7 @@ print("printed /moderation?queue={KEY}")
 
 
 def test_celerys_own_handlers_redact_keys():
-    """Celery replaces the root logger's handlers when a worker or beat starts; its signals give the new ones the filter."""
+    """A worker or beat replaces the root logger's handlers; Celery's signals give the new ones the filter."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.test_settings"}
     result = subprocess.run([sys.executable, "-c", CELERY_LOGGING], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=120)

@@ -1,4 +1,4 @@
-"""keys.redact: no text the service writes holds a URL key in clear, however the URL was spelled (DESIGN.md contract 7)."""
+"""keys.redact: no text the service writes holds a URL key in clear, however its URL was spelled (contract 7)."""
 import random
 
 import pytest

@@ -1,4 +1,4 @@
-"""Deliveries and runs keep the request path with its key as {key} (DESIGN.md contract 3: a dump yields no working URL)."""
+"""Deliveries and runs keep the request path with its key as {key} (contract 3: a dump yields no working URL)."""
 import importlib
 from urllib.parse import urlsplit
 
@@ -51,20 +51,26 @@ def test_a_web_service_run_keeps_the_path_without_the_key(client, make_automatio
 def test_the_migration_redacts_paths_stored_before(make_automation):
     automation = make_automation([])
     key = "Zq3-x_9KpL0aBcDeFgHiJkLmNoPqRsTu"
-    stored = Delivery.objects.create(automation=automation, method="POST", path=f"/webhook/automation-{key}",
-                                     body=b"", body_digest="0" * 64)
-    unrelated = Delivery.objects.create(automation=automation, method="POST", path="/elsewhere", body=b"", body_digest="0" * 64)
-    hook_run = Run.objects.create(automation=automation, source="webhook", trigger={"path": f"/automation-{key}", "body": {}})
-    service_run = Run.objects.create(automation=automation, source="web_service", trigger={"path": f"/webservice-{key}"})
-    no_path = Run.objects.create(automation=automation, source="webhook", trigger={})
-    short = Delivery.objects.create(automation=automation, method="POST", path="/automation-a" * 157, body=b"",
-                                    body_digest="0" * 64)
+
+    def delivery(path):
+        return Delivery.objects.create(automation=automation, method="POST", path=path, body=b"", body_digest="0" * 64)
+
+    def run(trigger, source="webhook"):
+        return Run.objects.create(automation=automation, source=source, trigger=trigger)
+
+    stored = delivery(f"/webhook/automation-{key}")
+    unrelated = delivery(path="/elsewhere")
+    many_short_keys = delivery(path="/automation-a" * 157)  # {key} is longer than "a": the path is cut at 2048
+    hook_run = run(trigger={"path": f"/automation-{key}", "body": {}})
+    service_run = run(trigger={"path": f"/webservice-{key}"}, source="web_service")
+    no_path = run(trigger={})
 
     redact_key_paths.redact_paths(apps, None)
 
-    stored.refresh_from_db(), unrelated.refresh_from_db(), short.refresh_from_db()
+    for row in (stored, unrelated, many_short_keys):
+        row.refresh_from_db()
     assert (stored.path, unrelated.path) == ("/webhook/automation-{key}", "/elsewhere")
-    assert len(short.path) == 2048 and "-a" not in short.path.replace("-{key}", "")
+    assert len(many_short_keys.path) == 2048 and "-a" not in many_short_keys.path.replace("-{key}", "")
     assert Run.objects.get(pk=hook_run.pk).trigger == {"path": "/automation-{key}", "body": {}}
     assert Run.objects.get(pk=service_run.pk).trigger == {"path": "/webservice-{key}"}
     assert Run.objects.get(pk=no_path.pk).trigger == {}
