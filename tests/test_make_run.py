@@ -16,7 +16,8 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 
 def make_run(tmp_path, **variables) -> subprocess.CompletedProcess:
-    keep = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "BASE_URL", "HOOKS_URL", "MCP_URL")}
+    unset = ("DEBUG", "SECRET_KEY", "BASE_URL", "HOOKS_URL", "MCP_URL")
+    keep = {k: v for k, v in os.environ.items() if k not in unset}
     environment = {
         **keep, "FLOWGATE_VAR_DIR": str(tmp_path), "DATABASE_URL": "postgres://nobody@127.0.0.1:9/none",
         "REDIS_URL": "redis://127.0.0.1:9/0", **variables,

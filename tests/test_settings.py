@@ -143,7 +143,9 @@ def test_debug_refuses_a_bind_beyond_loopback(tmp_path, name, bind):
     assert f"DEBUG is on and {name}={bind} accepts connections from other machines" in result.stderr
 
 
-@pytest.mark.parametrize("bind", ["127.0.0.1:8000", "127.0.0.2:9000", "[::1]:8000", "localhost:8000", "unix:/tmp/f.sock"])
+@pytest.mark.parametrize(
+    "bind", ["127.0.0.1:8000", "127.0.0.2:9000", "[::1]:8000", "localhost:8000", "unix:/tmp/f.sock"]
+)
 def test_debug_runs_on_a_loopback_bind(tmp_path, bind):
     result = setting("s.DEBUG", {"DEBUG": "1", "WEB_BIND": bind, "HOOKS_BIND": bind}, tmp_path)
     assert result.returncode == 0, result.stderr
@@ -197,6 +199,7 @@ def test_check_deploy_with_https_urls_finds_hsts_and_the_ssl_redirect(tmp_path):
     assert result.returncode == 0, result.stderr
     for warning in ("security.W004", "security.W008", "security.W009", "security.W012", "security.W016"):
         assert warning not in result.stdout + result.stderr
-    turned_off = deploy_check({**HTTPS, **real_secret, "SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "0"}, tmp_path)
+    behind_a_proxy = {**HTTPS, **real_secret, "SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "0"}
+    turned_off = deploy_check(behind_a_proxy, tmp_path)
     assert "security.W004" in turned_off.stdout + turned_off.stderr
     assert "security.W008" in turned_off.stdout + turned_off.stderr

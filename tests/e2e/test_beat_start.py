@@ -1,4 +1,4 @@
-"""Beat on a fresh production deploy: PostgreSQL and Redis set, FLOWGATE_VAR_DIR not yet created, started as the Procfile does."""
+"""Beat on a fresh deploy: PostgreSQL and Redis, FLOWGATE_VAR_DIR not made yet, started as in the Procfile."""
 import os
 import signal
 import subprocess
@@ -14,14 +14,16 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql", reason="end-to-end tests run on PostgreSQL and Redis"
+        not settings.REDIS_URL or connection.vendor != "postgresql",
+        reason="end-to-end tests run on PostgreSQL and Redis",
     ),
 ]
 
 
 def test_beat_starts_and_keeps_sending_on_a_fresh_deploy(tmp_path):
     var = tmp_path / "fresh" / "var"
-    environment = {**Stack(tmp_path).env, "FLOWGATE_VAR_DIR": str(var), "DELIVERY_SWEEP_SECONDS": "1", "LOG_LEVEL": "INFO"}
+    environment = {**Stack(tmp_path).env, "FLOWGATE_VAR_DIR": str(var), "DELIVERY_SWEEP_SECONDS": "1",
+                   "LOG_LEVEL": "INFO"}
     log_path = tmp_path / "beat.log"
     with open(log_path, "wb") as log:
         beat = subprocess.Popen(
