@@ -1,4 +1,5 @@
 """Django admin for automations: edit the definition (validated), turn on and off, reset, and Execution History."""
+import functools
 import json
 
 from django import forms
@@ -74,6 +75,15 @@ class AutomationAdmin(admin.ModelAdmin):
                 services.turn_on(automation=automation)
             elif automation.enabled and not wanted:
                 services.turn_off(automation=automation)
+
+    def delete_model(self, request, automation):
+        """Through the service, after Django's delete view has committed its transaction: the service commits twice."""
+        transaction.on_commit(functools.partial(services.delete_automation, automation=automation))
+
+    def delete_queryset(self, request, queryset):
+        """The "delete selected" action: each automation through the service, as delete_model."""
+        for automation in list(queryset):
+            transaction.on_commit(functools.partial(services.delete_automation, automation=automation))
 
     @admin.action(description="Turn on (replays kept deliveries)")
     def turn_on(self, request, queryset):

@@ -7,7 +7,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from automations import definition as definitions
-from automations import keys, lifecycle
+from automations import deletion, keys, lifecycle
 from automations.exceptions import NotOff, QuotaExceeded
 from automations.models import Automation, LookupRow, Run, WebServiceUsage
 
@@ -69,8 +69,13 @@ def reset(*, automation: Automation) -> None:
 
 
 def delete_automation(*, automation: Automation) -> None:
-    """Deleted: its deliveries, runs and lookup rows go with it, and its URLs answer 404."""
-    automation.delete()
+    """Deleted: its deliveries, runs and lookup rows go with it, and its URLs answer 404.
+
+    Wins every race with the intake and the workers (automations/deletion.py):
+    it is turned off first, in a commit of its own, then deleted. Call it
+    outside a transaction, as admin does.
+    """
+    deletion.delete(automation_id=automation.pk)
 
 
 def hook_url(automation: Automation) -> str | None:
