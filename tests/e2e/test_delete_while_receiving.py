@@ -1,0 +1,52 @@
+"""Deleting an automation right after a webhook, end to end: gunicorn and a real Celery worker on PostgreSQL and Redis.
+
+Before the delete waited for runs being started, 5 to 12 deletes in 50 failed
+on a run the worker committed meanwhile, and the automation lived on.
+"""
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from automations import services as automation_services
+from automations.models import Automation, LookupRow, Run
+from hooks.models import Delivery
+from tests.e2e.stack import Stack, wait_until
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not settings.REDIS_URL or connection.vendor != "postgresql", reason="end-to-end tests run on PostgreSQL and Redis"
+    ),
+]
+
+ROUNDS = 40
+STEPS = [{"id": "who", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}}]
+
+
+def post(url: str, n: int) -> int:
+    return httpx.post(url, content=b'{"n": %d}' % n, headers={"Content-Type": "application/json"}, timeout=30).status_code
+
+
+def test_an_automation_deleted_right_after_a_webhook_is_gone_every_time(tmp_path, make_automation):
+    stack = Stack(tmp_path)
+    stack.start_web()
+    stack.start_worker()
+    try:
+        for n in range(ROUNDS):
+            automation = make_automation(STEPS, name=f"round {n}")
+            url = stack.base + urlsplit(automation_services.hook_url(automation)).path
+            assert post(url, n) == 200
+            automation_services.delete_automation(automation=automation)  # at once: its run is being started
+            assert not Automation.objects.filter(pk=automation.pk).exists()
+            assert post(url, n) == 404
+        last = make_automation(STEPS, name="after the rounds")
+        assert post(stack.base + urlsplit(automation_services.hook_url(last)).path, 0) == 200
+        wait_until(lambda: Delivery.objects.filter(automation=last, status="done").exists(), 60, message="a last run")
+    finally:
+        stack.stop()
+    for model in (Delivery, Run, LookupRow):
+        assert not model.objects.exclude(automation=last).exists(), f"{model.__name__} rows outlived their automation"
+    assert "Traceback" not in stack.log("worker")  # a worker whose automation is gone ends quietly
