@@ -22,6 +22,7 @@ from django.db import connection
 from automations import services as automation_services
 from automations.models import LookupRow, Run
 from hooks.models import Delivery
+from hooks.tests.test_odd_input import HOSTILE
 from tests.e2e.stack import Stack, wait_until
 from tests.local_apps import serving, slow_handler
 
@@ -184,3 +185,40 @@ def test_a_worker_killed_mid_run_loses_nothing_and_completes_nothing_twice(stack
     assert sorted(Delivery.objects.values_list("run_id", flat=True)) == sorted(succeeded.values_list("pk", flat=True))
     statuses = sorted(Run.objects.values_list("status", flat=True))
     assert "abandoned" in statuses, (statuses, stack.log("worker")[-3000:])  # the kills did land mid-run
+
+
+def test_a_stream_of_hostile_and_well_formed_webhooks_all_end_across_a_worker_kill(stack, make_automation, slow_app):
+    """Issue 13: every input that once was stored but never ran, mixed with ordinary webhooks, a worker killed mid-run."""
+    automation = make_automation(
+        [{"id": "call", "kind": "http_request", "method": "POST", "url": slow_app, "json": {"got": "{{trigger.body}}"}},
+         *RECORD],
+    )
+    url = hook_url(stack, automation) + "?a=%00&b=%ED%A0%80&c=%FF"
+    hostile = [(param.values[0], param.values[1]) for param in HOSTILE]
+    stream = [(json.dumps({"n": n}).encode(), "application/json") for n in range(40)]
+    for n, sent in enumerate(hostile * 2):  # each twice: the second is suppressed once the first succeeded, or runs
+        stream.insert(2 * n + 1, sent)
+    accepted = []
+    for n, (body, content_type) in enumerate(stream):
+        response = httpx.post(url, content=body, headers={"Content-Type": content_type}, timeout=30)
+        assert response.status_code == 200, (n, response.status_code, response.text)
+        accepted.append(response.headers["X-Flowgate-Delivery-Id"])
+        if n == len(stream) // 2:
+            wait_until(lambda: Run.objects.filter(automation=automation, status="running").exists(), 20, 0.01,
+                       "a run in progress")
+            stack.kill("worker")  # SIGKILL in the middle of a run
+            stack.start_worker()
+
+    def ended():
+        states = Delivery.objects.filter(automation=automation).values_list("status", flat=True)
+        return len(states) == len(stream) and set(states) <= {"done", "suppressed", "failed"}
+
+    wait_until(ended, 180, 0.5, "every accepted delivery to end")
+    deliveries = Delivery.objects.filter(automation=automation)
+    assert {str(delivery.public_id) for delivery in deliveries} == set(accepted)
+    assert not deliveries.filter(status="failed").exists(), list(deliveries.filter(status="failed").values("error"))
+    done = deliveries.filter(status="done")
+    succeeded = Run.objects.filter(automation=automation, status="succeeded")
+    assert sorted(done.values_list("run_id", flat=True)) == sorted(succeeded.values_list("pk", flat=True))
+    assert done.count() + deliveries.filter(status="suppressed").count() == len(stream)
+    assert sorted(row.data["n"] for row in LookupRow.objects.exclude(data__n=None)) == list(range(40))
