@@ -181,6 +181,28 @@ def test_a_run_committed_while_the_delete_waits_goes_with_it(make_automation, st
     assert_gone(automation, path)
 
 
+def test_a_worker_whose_run_would_commit_after_the_delete_ends_quietly(make_automation, monkeypatch, caplog):
+    """The real worker, held once its run is inserted; the delete goes through; the worker's commit is refused."""
+    automation = make_automation(STEPS)
+    path = hook_path(automation)
+    delivery = committed_delivery(automation)
+    gate, start_run = Gate(), automation_services.start_run
+
+    def start_run_then_wait(**kwargs):
+        run = start_run(**kwargs)
+        gate.hold()
+        return run
+
+    monkeypatch.setattr(automation_services, "start_run", start_run_then_wait)
+    worker = Side(hook_services.process_delivery, delivery_id=delivery.pk).begin()
+    gate.wait_reached()
+    automation_services.delete_automation(automation=automation)
+    gate.open()
+    worker.outcome()
+    assert not [record for record in caplog.records if record.levelname in ("ERROR", "CRITICAL")]
+    assert_gone(automation, path)
+
+
 def test_what_commits_after_the_delete_locked_the_automation_fails_and_the_intake_answers_404(make_automation):
     """A run, a delivery and a webhook whose rows commit once the delete holds the automation: all refused.
 
