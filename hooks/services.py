@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -134,11 +134,13 @@ def process_delivery(*, delivery_id: int) -> None:
     try:
         with transaction.atomic():
             run = _start(delivery, automation)
-    except IntegrityError:
+    except DatabaseError as error:
+        # A delete that went through first refuses the run's foreign key at commit (IntegrityError), or
+        # PostgreSQL breaks a lock cycle with it by failing this transaction (a deadlock).
         if not Automation.objects.filter(pk=automation.pk).exists():
             return  # deleted while this worker started its run: the delivery went with it
         logger.exception("delivery %s could not start its run", delivery.public_id)
-        _end_without_run(delivery, token, "its run could not be started (an internal error)")
+        _end_without_run(delivery, token, f"its run could not be started ({error.__class__.__name__})")
         return
     except Exception as error:  # noqa: BLE001: whatever the bytes, the delivery must end
         logger.exception("delivery %s could not start its run", delivery.public_id)

@@ -12,13 +12,14 @@ import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import IntegrityError
 from django.utils import timezone
 
 from automations import engine
 from automations import services as automation_services
 from automations import keys, selectors
 from automations.exceptions import WebServiceInactive, WebServiceNotFound
-from automations.models import Run
+from automations.models import Automation, Run
 from automations.steps import WAIT_TIMED_OUT
 from hooks.incoming import Incoming
 from hooks.trigger import trigger_data
@@ -60,9 +61,11 @@ def call(*, key: str, incoming: Incoming) -> Answer:
     automation_services.count_web_service_call(owner_id=automation.owner_id)
     try:
         return _run(automation, incoming)
-    except Exception:
+    except Exception as error:
         # A fault of ours (the database gone mid-call, a bug): the caller gets a 500 and keeps the call.
         automation_services.uncount_web_service_call(owner_id=automation.owner_id)
+        if isinstance(error, IntegrityError) and not Automation.objects.filter(pk=automation.pk).exists():
+            raise WebServiceNotFound() from None  # deleted mid-call: its run's foreign key was refused
         raise
 
 

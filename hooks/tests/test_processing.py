@@ -3,6 +3,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import OperationalError
 from django.utils import timezone
 
 from automations import services as automation_services
@@ -239,6 +240,21 @@ def test_a_run_that_cannot_start_is_retried_then_failed_with_its_reason(make_aut
     assert delivery.run.error == "its run could not be started (RuntimeError)"
     monkeypatch.undo()
     assert process(delivery).status == Delivery.Status.FAILED  # ended: never taken again
+
+
+def test_a_worker_whose_run_start_loses_to_a_delete_ends_quietly(make_automation, monkeypatch, caplog):
+    automation = make_automation(RECORD)
+    delivery = deliver(automation)
+
+    def deleted_meanwhile(delivery, automation):
+        Delivery.objects.filter(pk=delivery.pk).delete()
+        automation.delete()
+        raise OperationalError("deadlock detected")  # or IntegrityError: PostgreSQL fails one of the two
+
+    monkeypatch.setattr(services, "_start", deleted_meanwhile)
+    services.process_delivery(delivery_id=delivery.pk)
+    assert not Run.objects.exists()
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
 
 
 def test_a_worker_lost_after_its_claim_leaves_the_delivery_to_the_next_claim_once_the_lease_lapses(make_automation):
