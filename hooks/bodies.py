@@ -61,6 +61,7 @@ class BoundedInput:
         self._left = length
         self._sock = sock
         self._deadline = deadline
+        self._watching = sock is not None  # until the body is whole, or the request over
         self._watch: _Watch | None = None
         self._error: BodyError | None = None
 
@@ -104,7 +105,7 @@ class BoundedInput:
         if self._error is not None:
             raise self._error
         watch = self._watch
-        if watch is None and self._sock is not None:
+        if watch is None and self._watching:
             watch = self._watch = _Watch(self._sock, self._deadline)
             watchdog.add(watch)
         if watch is not None and not watch.begin():
@@ -134,6 +135,7 @@ class BoundedInput:
         return error
 
     def _finish(self) -> None:
+        self._watching = False
         if self._watch is not None:
             watchdog.discard(self._watch)
             self._watch = None
@@ -152,9 +154,10 @@ class _Watch:
         self.expired = False
 
     def begin(self) -> bool:
-        """A read starts; False if the deadline has already passed."""
+        """A read starts; False if the deadline has already passed (whether or not the watchdog has seen it)."""
         with self.lock:
-            if self.expired:
+            if self.expired or time.monotonic() >= self.deadline:
+                self.expired = True
                 return False
             self.reading = True
             return True

@@ -10,8 +10,8 @@ import logging
 import pytest
 
 from hooks import intake
-from hooks.asgi import ClientGone, read_body, wsgi_environ
-from hooks.exceptions import BodyTooLarge
+from hooks.asgi import ClientGone, bounded_receive, read_body, wsgi_environ
+from hooks.exceptions import BodyIncomplete, BodyTimedOut, BodyTooLarge
 
 
 def scope(path="/automation-k", *, method="POST", headers=(), query=b"", root_path=""):
@@ -76,6 +76,43 @@ def test_a_client_that_leaves_mid_body_is_noticed():
     receive, _ = messages(b"x", disconnect=True)
     with pytest.raises(ClientGone):
         asyncio.run(read_body({"CONTENT_LENGTH": "5"}, receive))
+
+
+async def never():
+    """A client that sends nothing more."""
+    await asyncio.get_running_loop().create_future()
+
+
+def test_a_body_still_arriving_at_its_deadline_is_timed_out():
+    async def read_late():
+        return await read_body({"CONTENT_LENGTH": "10"}, never, asyncio.get_running_loop().time())
+
+    with pytest.raises(BodyTimedOut):
+        asyncio.run(read_late())
+
+
+def test_a_body_shorter_than_its_declared_length_is_incomplete():
+    receive, _ = messages(b"x" * 5)
+    with pytest.raises(BodyIncomplete):
+        asyncio.run(read_body({"CONTENT_LENGTH": "10"}, receive))
+
+
+def test_the_django_pool_gets_a_body_by_its_deadline_and_never_a_cut_off_one():
+    async def receive_all(receive):
+        return [await receive() for _ in range(2)]
+
+    with pytest.raises(BodyTimedOut):
+        asyncio.run(receive_all(bounded_receive(never, deadline=0.0)))
+    receive, _ = messages(b"x", disconnect=True)
+    with pytest.raises(BodyIncomplete):
+        asyncio.run(receive_all(bounded_receive(receive, deadline=float("inf"))))
+    # Once the body is whole, receive is passed through: a disconnect then is the caller's to read.
+    receive_after = iter([{"type": "http.request", "body": b"x", "more_body": False}, {"type": "http.disconnect"}])
+
+    async def whole_then_gone():
+        return next(receive_after)
+
+    assert asyncio.run(receive_all(bounded_receive(whole_then_gone, deadline=float("inf"))))[1] == {"type": "http.disconnect"}
 
 
 def test_the_writer_wakes_an_event_loop_once_for_all_its_requests_in_a_batch():
@@ -213,3 +250,33 @@ def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_go
         logger.removeHandler(caplog.handler)
     assert answers == [500, 500]
     assert "connection refused" in caplog.text
+
+
+def test_a_webhook_body_late_on_the_loop_gets_408_and_the_pool_a_late_receive(monkeypatch, settings):
+    from automations import selectors
+    from hooks import asgi, maintenance
+
+    settings.REQUEST_BODY_TIMEOUT_SECONDS = 0  # every body is late
+    monkeypatch.setattr(maintenance, "known", lambda: False)
+    monkeypatch.setattr(selectors, "remembered_hook_key", lambda key: 1)  # a key this process remembers
+    raised = []
+
+    async def fallback(scope_, receive, send):
+        try:
+            await receive()
+        except BodyTimedOut as late:
+            raised.append(late)
+
+    async def serve(scope_):
+        sent = []
+
+        async def send(message):
+            sent.append(message)
+
+        await asgi.HooksApplication(fallback=fallback)(scope_, never, send)
+        return sent
+
+    start = asyncio.run(serve(scope(headers=[(b"host", b"testserver"), (b"content-length", b"10")])))[0]
+    asyncio.run(serve(scope("/webservice-k", headers=[(b"host", b"testserver"), (b"content-length", b"10")])))
+    assert start["status"] == 408
+    assert len(raised) == 1

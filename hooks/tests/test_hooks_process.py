@@ -107,6 +107,20 @@ def test_the_handshakes_are_echoed_without_a_delivery(url):
     assert not Delivery.objects.exists()
 
 
+def test_a_challenge_too_deep_to_parse_is_an_ordinary_delivery(url):
+    deep = b'{"challenge": ' + b"[" * 2000 + b"]" * 2000 + b"}"
+    answer = httpx.post(url, content=deep, headers={"Content-Type": "application/json"})
+    assert (answer.status_code, answer.content) == (200, b"")
+    assert bytes(Delivery.objects.get().body) == deep
+
+
+def test_a_challenge_without_a_strict_json_form_is_not_echoed(url):
+    bodies = [b'{"challenge": ' + value + b"}" for value in (b"NaN", b"Infinity", b"1e999", b'"\\ud800"')]
+    answers = [httpx.post(url, content=body, headers={"Content-Type": "application/json"}) for body in bodies]
+    assert {(answer.status_code, answer.content) for answer in answers} == {(200, b"")}
+    assert Delivery.objects.count() == len(bodies)
+
+
 def test_unknown_altered_incomplete_and_deleted_keys_get_the_same_404(hooks_process, url, automation):
     misses = [url[:-1] + ("A" if url[-1] != "A" else "B"), url[:-5], hooks_process.base + "/automation-", url + "/more"]
     answers = [httpx.post(miss, json={"n": 1}) for miss in misses]

@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 
 from automations import services as automation_services
+from hooks import receiver
 from hooks.models import Delivery, Maintenance
 
 pytestmark = pytest.mark.django_db
@@ -169,3 +170,78 @@ def test_a_key_remembered_from_before_a_delete_still_gets_404(client, automation
     automation_services.delete_automation(automation=automation)
     assert client.post(path, data=b"2", content_type="text/plain").status_code == 404
     assert not Delivery.objects.exists()
+
+
+class Leaving:
+    """A wsgi.input whose client left: the bytes it sent, then the end of the stream (or a reset)."""
+
+    def __init__(self, sent: bytes, *, reset: bool = False):
+        self.sent, self.reset = sent, reset
+
+    def read(self, size=-1):
+        if not self.sent and self.reset:
+            raise ConnectionResetError("connection reset by peer")
+        data, self.sent = (self.sent, b"") if size is None or size < 0 else (self.sent[:size], self.sent[size:])
+        return data
+
+    readline = read
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
+def test_it_refuses_a_cut_off_body(client, automation, reset):
+    response = client.post(hook_path(automation), content_type="application/json", CONTENT_LENGTH="1000",
+                           **{"wsgi.input": Leaving(b'{"email": "x@example.com", "padding": "xxx', reset=reset)})
+    assert (response.status_code, response.content) == (400, b"")
+    assert not Delivery.objects.exists()
+
+
+def test_a_challenge_too_deep_to_parse_is_an_ordinary_delivery(client, automation):
+    deep = b'{"challenge": ' + b"[" * 2000 + b"]" * 2000 + b"}"
+    response = client.post(hook_path(automation), data=deep, content_type="application/json")
+    assert (response.status_code, response.content) == (200, b"")
+    assert bytes(Delivery.objects.get().body) == deep
+
+
+@pytest.mark.parametrize("challenge", [b"NaN", b"Infinity", b"-Infinity", b"1e999", b'"\\ud800"', b'["a\\udfff"]'])
+def test_a_challenge_without_a_strict_json_form_is_an_ordinary_delivery(client, automation, challenge):
+    body = b'{"challenge": ' + challenge + b"}"
+    response = client.post(hook_path(automation), data=body, content_type="application/json")
+    assert (response.status_code, response.content) == (200, b"")
+    assert bytes(Delivery.objects.get().body) == body
+
+
+def test_a_challenge_is_echoed_as_utf8_json(client, automation):
+    response = client.post(hook_path(automation), data=b'{"challenge": "caf\\u00e9 \\ud83d\\ude00"}', content_type="application/json")
+    assert response.status_code == 200
+    assert json.loads(response.content.decode("utf-8")) == {"challenge": "caf\u00e9 \U0001F600"}
+    assert not Delivery.objects.exists()
+
+
+class Unread:
+    def read(self, *args):
+        raise AssertionError("the body was read")
+
+    readline = read
+
+
+@pytest.mark.parametrize("framing", [{"CONTENT_LENGTH": "26000000"}, {"HTTP_TRANSFER_ENCODING": "chunked"}],
+                         ids=["declared 26 MB", "chunked"])
+def test_a_remembered_key_of_a_deleted_automation_costs_one_lookup_before_a_large_body(client, automation, framing):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    path = hook_path(automation)
+    assert client.post(path, data=b"1", content_type="text/plain").status_code == 200  # now remembered
+    automation_services.delete_automation(automation=automation)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(path, content_type="application/json", **framing, **{"wsgi.input": Unread()})
+    assert (response.status_code, response.content) == (404, b"")
+    assert len(queries) == 1  # the lookup, as for any miss
+
+
+def test_a_remembered_key_still_takes_a_large_body(client, automation):
+    path = hook_path(automation)
+    assert client.post(path, data=b"1", content_type="text/plain").status_code == 200
+    large = b"x" * (receiver.FRESH_LOOKUP_ABOVE_BYTES + 1)
+    assert client.post(path, data=large, content_type="text/plain").status_code == 200
+    assert Delivery.objects.filter(body=large).exists()

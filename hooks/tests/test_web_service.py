@@ -131,3 +131,17 @@ def test_the_monthly_quota_per_account_answers_429_once_used(client, make_automa
 def test_maintenance_answers_503(client, make_automation, settings):
     settings.MAINTENANCE_MODE = True
     assert client.get(service_path(make_automation(ECHO))).status_code == 503
+
+
+@pytest.mark.parametrize("through", ["django view", "wsgi entry"])
+def test_a_cut_off_body_neither_runs_nor_counts(request, make_automation, through):
+    from hooks.tests.test_receive import Leaving
+
+    client = request.getfixturevalue("entry_client" if through == "wsgi entry" else "client")
+    automation = make_automation(ECHO)
+    response = client.post(service_path(automation), content_type="application/json", CONTENT_LENGTH="1000",
+                           **{"wsgi.input": Leaving(b'{"a": [1, 2], "padding": "xxxxxxxxxx')})
+    assert (response.status_code, response.content) == (400, b"request body incomplete")
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert not Run.objects.exists()
+    assert not WebServiceUsage.objects.exists()

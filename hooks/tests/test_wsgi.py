@@ -114,3 +114,14 @@ def test_an_unexpected_error_is_a_logged_500(entry_client, path, monkeypatch, ca
         logger.removeHandler(caplog.handler)
     assert response.status_code == 500
     assert "Internal Server Error" in caplog.text
+
+
+def test_a_cut_off_body_of_any_other_page_is_a_400_not_a_short_form(entry_client, django_user_model):
+    from hooks.tests.test_receive import Leaving
+
+    django_user_model.objects.create_user("ada", password="pw-ada-12345")
+    entry_client.cookies["csrftoken"] = "c" * 32  # so that CSRF's check reads the form
+    sent = b"username=ada&password=pw-ada-12345&next=/ad"  # 44 bytes of a login form that said 1,000
+    response = entry_client.post("/admin/login/", content_type="application/x-www-form-urlencoded",
+                                 CONTENT_LENGTH="1000", **{"wsgi.input": Leaving(sent)})
+    assert response.status_code == 400
