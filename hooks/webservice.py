@@ -77,12 +77,14 @@ def _run(automation, incoming: Incoming) -> Answer:
     run = automation_services.start_run(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE)
     try:
         response = engine.advance(run, deadline=time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS)
-        run.save(update_fields=engine.OUTCOME_FIELDS)
+        saved = Run.objects.filter(pk=run.pk).update(**{name: getattr(run, name) for name in engine.OUTCOME_FIELDS})
     except Exception:
         Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
             status=Run.Status.FAILED, error="internal error", finished_at=timezone.now()
         )
         raise
+    if not saved:
+        raise WebServiceNotFound()  # the automation, and its run with it, was deleted while the run went on
     if response is not None:
         return _from_response(response)
     if run.status == Run.Status.FAILED and run.error.endswith(WAIT_TIMED_OUT):

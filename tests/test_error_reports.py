@@ -73,3 +73,10 @@ def test_it_masks_only_the_password_of_each_url(value, expected):
     masking = ExceptionReporterFilter()
     masking.cleansed_substitute = "***"
     assert masking.mask(value) == expected
+
+
+def test_error_reports_show_no_url_key():
+    from config.error_reports import ExceptionReporterFilter
+
+    masked = ExceptionReporterFilter().mask({"PATH_INFO": "/webhook/automation-Zq3kX9pLm2vR7tYw", "n": 1})
+    assert masked == {"PATH_INFO": "/webhook/automation-{key}", "n": 1}

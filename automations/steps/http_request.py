@@ -10,14 +10,13 @@ whole request, body included, ends by one deadline, and the body is read
 no further than MAX_RESPONSE_BYTES: a run must not outlast its lease nor
 fill a worker's memory.
 """
-import json
 import time
 from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
 
-from automations import outbound
+from automations import jsonsafe, outbound
 from automations.steps import StepFailed
 
 KIND = "http_request"
@@ -70,8 +69,8 @@ def _read(response: httpx.Response) -> bytes:
 def _body(response: httpx.Response, content: bytes):
     if "json" in response.headers.get("content-type", ""):
         try:
-            return json.loads(content)
-        except (ValueError, RecursionError):  # not JSON, not Unicode, or nested too deep: kept as text
+            return jsonsafe.loads(content.decode("utf-8"))
+        except ValueError:  # not JSON, not UTF-8, NaN or Infinity, or nested too deep: kept as text, as trigger bodies
             pass
     try:
         return content.decode(response.encoding or "utf-8", errors="replace")

@@ -410,3 +410,14 @@ def test_a_header_that_would_inject_another_is_refused_before_a_byte_is_sent(ser
     assert "failed: LocalProtocolError" in error
     assert app.finished.wait(10)
     assert app.received == bytearray()
+
+
+@pytest.mark.parametrize("answer", [b"[" * 201 + b"]" * 201, b'{"a": NaN}', b"[1e999]", b'"\xff"'],
+                         ids=["nested 201 deep", "NaN", "1e999", "not UTF-8"])
+def test_a_json_answer_the_run_could_not_store_is_kept_as_text(answer):
+    import httpx
+
+    from automations.steps.http_request import _body
+
+    response = httpx.Response(200, headers={"Content-Type": "application/json"})
+    assert _body(response, answer) == answer.decode("utf-8", errors="replace")

@@ -111,6 +111,10 @@ def read_response(sock: socket.socket) -> tuple[int, bytes]:
     return status_of(header), body
 
 
+RESET = b"(reset by the server)"
+GAVE_UP = b"(the client gave up)"
+
+
 def trickle(server, data: bytes, started: threading.Barrier | None = None) -> bytes:
     """A slow client: send data (headers), then one byte every half second until the server answers; the answer.
 
@@ -126,9 +130,10 @@ def trickle(server, data: bytes, started: threading.Barrier | None = None) -> by
                 try:
                     return sock.recv(65536)
                 except ConnectionResetError:
-                    return b""
+                    # The server closed with our last bytes unread: the kernel's reset can overtake its answer.
+                    return RESET
             sock.sendall(b" ")
-        return b""
+        return GAVE_UP
 
 
 def leave_mid_body(server, path: str) -> None:
@@ -161,7 +166,9 @@ def test_cut_off_and_malformed_bodies_are_never_stored_nor_run(tmp_path, make_au
 
 def test_a_body_still_arriving_at_its_deadline_gets_408_and_nothing_is_kept(server, path):
     answer = trickle(server, head(server, path, Content_Length="1000") + b'{"n": ')
-    assert status_of(answer) == 408
+    # Cut off by the server, not left to give up after a minute: answered 408, or closed (the answer can be lost
+    # when the server closes a connection with bytes unread, or sees the client's next byte first).
+    assert answer in (RESET, b"") or status_of(answer) == 408, answer
     assert kept() == NOTHING
 
 
@@ -186,9 +193,9 @@ def test_the_health_check_answers_while_more_slow_clients_than_threads_are_conne
         slow = [pool.submit(trickle, server, head(server, path, Content_Length="1000"), started) for _ in range(SLOW_CLIENTS)]
         started.wait(timeout=60)  # every slow client is connected and has trickled for a second
         health = httpx.get(server.base + "/healthz", timeout=30)
-        answers = [status_of(client.result()) for client in slow]
+        answers = [client.result() for client in slow]
     assert health.status_code == 200
-    assert set(answers) == {408}
+    assert all(answer in (RESET, b"") or status_of(answer) == 408 for answer in answers), answers
     assert kept() == NOTHING
 
 

@@ -119,9 +119,7 @@ def test_every_hostile_delivery_runs(make_automation, body, content_type):
     assert LookupRow.objects.count() == 1
 
 
-@pytest.mark.django_db
-def test_deliveries_sent_together_all_run_when_one_of_them_raises(make_automation, monkeypatch):
-    automation = make_automation(RECORD, settings={"suppress_duplicates": False})
+def three_deliveries_the_first_of_which_raises(automation, monkeypatch) -> list[int]:
     ids = [accept(automation, b'{"n": %d}' % n).pk for n in range(3)]
     real = services.process_delivery
 
@@ -131,24 +129,22 @@ def test_deliveries_sent_together_all_run_when_one_of_them_raises(make_automatio
         real(delivery_id=delivery_id)
 
     monkeypatch.setattr(services, "process_delivery", raising_for_the_first)
-    tasks.process_deliveries(ids)
+    return ids
+
+
+@pytest.mark.django_db
+def test_deliveries_sent_together_all_run_when_one_of_them_raises(make_automation, monkeypatch):
+    automation = make_automation(RECORD, settings={"suppress_duplicates": False})
+    tasks.process_deliveries(three_deliveries_the_first_of_which_raises(automation, monkeypatch))
     assert list(Delivery.objects.order_by("pk").values_list("status", flat=True)) == ["pending", "done", "done"]
 
 
 @pytest.mark.django_db
 def test_replay_goes_on_past_a_delivery_that_raises(make_automation, monkeypatch):
     automation = make_automation(RECORD, enabled=False, settings={"suppress_duplicates": False})
-    ids = [accept(automation, b'{"n": %d}' % n).pk for n in range(3)]
+    three_deliveries_the_first_of_which_raises(automation, monkeypatch)
     automation.enabled = True
     automation.save()
-    real = services.process_delivery
-
-    def raising_for_the_oldest(*, delivery_id):
-        if delivery_id == ids[0]:
-            raise RuntimeError("the database went away")
-        real(delivery_id=delivery_id)
-
-    monkeypatch.setattr(services, "process_delivery", raising_for_the_oldest)
     assert services.replay_kept(automation_id=automation.pk) == 3
     assert list(Delivery.objects.order_by("pk").values_list("status", flat=True)) == ["pending", "done", "done"]
 
@@ -224,3 +220,17 @@ def test_a_web_service_call_that_fails_on_our_side_gives_its_quota_back(make_aut
     monkeypatch.undo()
     assert Client().post(service_path(automation)).status_code == 200
     assert WebServiceUsage.objects.get().calls == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value", ["a\r\nInjected: 1", "a\nb", "\u2603", "x\x00"])
+def test_a_respond_header_filled_with_what_http_cannot_send_fails_the_run_instead_of_a_500(entry_client, make_automation,
+                                                                                            value):
+    automation = make_automation([{"id": "r", "kind": "respond", "headers": {"X-Echo": "{{trigger.body.echo}}"}}])
+    response = entry_client.post(service_path(automation), data=json.dumps({"echo": value}), content_type="application/json")
+    assert response.status_code == 500
+    assert response.json()["error"] == "the automation failed"
+    assert "Injected" not in response
+    run = Run.objects.get()
+    assert (run.status, run.error) == (Run.Status.FAILED, "step r: header 'X-Echo' cannot be sent: "
+                                                         "its name or value has characters HTTP does not allow")

@@ -4,6 +4,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import Client
 
+from automations import engine
 from automations import services as automation_services
 from automations.models import Automation, Run, WebServiceUsage
 
@@ -23,4 +24,20 @@ def test_a_web_service_deleted_mid_call_answers_404_and_gives_its_quota_back(mak
     response = Client(raise_request_exception=False).post(path, data=b"{}", content_type="application/json")
     assert (response.status_code, response.content) == (404, b"web service not found")
     assert not Run.objects.exists()
+    assert not WebServiceUsage.objects.filter(calls__gt=0).exists()
+
+
+def test_a_web_service_deleted_while_its_run_goes_on_answers_404_and_gives_its_quota_back(make_automation, monkeypatch):
+    automation = make_automation([{"id": "r", "kind": "respond", "body": "hi"}])
+    path = urlsplit(automation_services.web_service_url(automation)).path
+    real_advance = engine.advance
+
+    def deleted_meanwhile(run, **kwargs):
+        answer = real_advance(run, **kwargs)
+        Automation.objects.filter(pk=automation.pk).delete()
+        return answer
+
+    monkeypatch.setattr(engine, "advance", deleted_meanwhile)
+    response = Client(raise_request_exception=False).post(path, data=b"{}", content_type="application/json")
+    assert (response.status_code, response.content) == (404, b"web service not found")
     assert not WebServiceUsage.objects.filter(calls__gt=0).exists()
