@@ -14,7 +14,8 @@ class DeliveryAdmin(admin.ModelAdmin):
     search_fields = ("=public_id", "automation__name")
     date_hierarchy = "received_at"
     readonly_fields = ("public_id", "automation", "status", "method", "path", "query_string", "content_type", "body_size",
-                       "body_digest", "received_at", "attempts", "not_before", "lease_until", "run", "suppressed_by", "error")
+                       "body_digest", "received_at", "attempts", "not_before", "lease_until", "run", "suppressed_by",
+                       "error")
     exclude = ("body", "claim")
 
     def has_add_permission(self, request):

@@ -25,7 +25,7 @@ class BodyTooLarge(BodyError):
 
 
 class BodyIncomplete(BodyError):
-    """The body ended before its declared length, or its chunked framing is broken: the client is gone or wrong (400)."""
+    """The body ended before its declared length, or its chunked framing is broken: the client is gone or wrong."""
 
     status_code = 400
     detail = "request body incomplete"

@@ -186,6 +186,8 @@ class _Writer:
             gone = not Automation.objects.filter(pk=ticket.row.automation_id).exists()
             ticket.error = AutomationGone() if gone else error
         except Exception as error:  # only this request is refused: its row is not stored
+            if not isinstance(error, DatabaseError):
+                logger.exception("a delivery's row could not be sent to the database")
             ticket.error = error
         else:
             ticket.committed = True

@@ -170,7 +170,8 @@ def _start(delivery: Delivery, automation: Automation) -> Run | None:
         Run.objects.filter(pk=original).update(suppressed_count=F("suppressed_count") + 1)
         return None
     trigger = trigger_data(
-        body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string, path=delivery.path
+        body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string,
+        path=delivery.path,
     )
     run = automation_services.start_run(
         automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts
@@ -187,7 +188,7 @@ def _end_without_run(delivery: Delivery, token: uuid.UUID, reason: str) -> None:
     """
     automation = delivery.automation
     if delivery.attempts < automation.retry_attempts:
-        retry_in = automation.retry_backoff * 2 ** (delivery.attempts - 1)
+        retry_in = _backoff(delivery)
         changes = {"status": Delivery.Status.PENDING, "not_before": timezone.now() + timedelta(seconds=retry_in)}
     else:
         retry_in, changes = None, {"status": Delivery.Status.FAILED}
@@ -202,7 +203,16 @@ def _end_without_run(delivery: Delivery, token: uuid.UUID, reason: str) -> None:
         )
         Delivery.objects.filter(pk=delivery.pk).update(run=run)
         if retry_in is not None:
-            transaction.on_commit(lambda: tasks.process_delivery.apply_async((delivery.pk,), countdown=retry_in), robust=True)
+            _retry_later(delivery.pk, retry_in)
+
+
+def _backoff(delivery: Delivery) -> int:
+    """Seconds until the next attempt: the automation's backoff, doubled after each attempt."""
+    return delivery.automation.retry_backoff * 2 ** (delivery.attempts - 1)
+
+
+def _retry_later(delivery_id: int, seconds: int) -> None:
+    transaction.on_commit(lambda: tasks.process_delivery.apply_async((delivery_id,), countdown=seconds), robust=True)
 
 
 def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
@@ -212,13 +222,14 @@ def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
     if run.status in COMPLETED:
         changes.update(status=Delivery.Status.DONE, error="")
     elif delivery.attempts < automation.retry_attempts:
-        retry_in = automation.retry_backoff * 2 ** (delivery.attempts - 1)
-        changes.update(status=Delivery.Status.PENDING, not_before=timezone.now() + timedelta(seconds=retry_in), error=run.error)
+        retry_in = _backoff(delivery)
+        changes.update(status=Delivery.Status.PENDING, not_before=timezone.now() + timedelta(seconds=retry_in))
+        changes["error"] = run.error
     else:
         changes.update(status=Delivery.Status.FAILED, error=run.error)
     if _complete(delivery.pk, token, run, changes):
         if retry_in is not None:
-            transaction.on_commit(lambda: tasks.process_delivery.apply_async((delivery.pk,), countdown=retry_in), robust=True)
+            _retry_later(delivery.pk, retry_in)
     else:
         # Not saved through the instance: the run is gone if its automation was deleted meanwhile.
         run.status, run.error = Run.Status.ABANDONED, "another worker took this delivery over (its lease ran out)"
@@ -269,7 +280,7 @@ def process_deliveries(*, delivery_ids: list[int]) -> None:
 
 
 def _process_logged(delivery_id: int) -> None:
-    """process_delivery, with what it raises (the database gone mid-run) logged; the sweeper queues the delivery again."""
+    """process_delivery, with what it raises (the database gone mid-run) logged; the sweeper queues it again."""
     try:
         process_delivery(delivery_id=delivery_id)
     except Exception:
