@@ -1,4 +1,8 @@
-"""Deliveries' paths and runs' trigger.path stored before keys were redacted get {key} in place of the key.
+"""Deliveries' paths, runs' trigger data and step outputs, and lookup rows stored before keys were redacted get {key}.
+
+Steps could copy {{trigger.path}} into their outputs and into lookup rows, so
+every string of a run's trigger and steps and of a lookup row's data is
+redacted, not only trigger.path.
 
 Irreversible by nature: the keys are not kept anywhere in clear to put back.
 """
@@ -26,21 +30,43 @@ def redact_delivery_paths(Delivery) -> None:
     _save(Delivery, changed, "path")
 
 
-def redact_run_paths(Run) -> None:
+def _redacted(value):
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {name: _redacted(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value
+
+
+def redact_json(model, fields: tuple[str, ...]) -> None:
+    """Every string in these JSON fields of every row, redacted; a value nested too deep to walk is left as it is."""
     changed = []
-    for run in Run.objects.only("pk", "trigger").iterator(chunk_size=BATCH):
-        path = run.trigger.get("path") if isinstance(run.trigger, dict) else None
-        if isinstance(path, str) and redact(path) != path:
-            run.trigger["path"] = redact(path)
-            changed.append(run)
+    for row in model.objects.only("pk", *fields).iterator(chunk_size=BATCH):
+        dirty = False
+        for field in fields:
+            value = getattr(row, field)
+            try:
+                redacted = _redacted(value)
+            except RecursionError:
+                continue
+            if redacted != value:
+                setattr(row, field, redacted)
+                dirty = True
+        if dirty:
+            changed.append(row)
             if len(changed) >= BATCH:
-                _save(Run, changed, "trigger")
-    _save(Run, changed, "trigger")
+                model.objects.bulk_update(changed, list(fields), batch_size=BATCH)
+                changed.clear()
+    if changed:
+        model.objects.bulk_update(changed, list(fields), batch_size=BATCH)
 
 
 def redact_paths(apps, schema_editor) -> None:
     redact_delivery_paths(apps.get_model("hooks", "Delivery"))
-    redact_run_paths(apps.get_model("automations", "Run"))
+    redact_json(apps.get_model("automations", "Run"), ("trigger", "steps"))
+    redact_json(apps.get_model("automations", "LookupRow"), ("data",))
 
 
 class Migration(migrations.Migration):

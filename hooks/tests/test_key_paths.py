@@ -7,7 +7,7 @@ from django.apps import apps
 from django.test import Client
 
 from automations import services as automation_services
-from automations.models import Run
+from automations.models import LookupRow, Run
 from hooks import services
 from hooks.models import Delivery
 
@@ -64,6 +64,9 @@ def test_the_migration_redacts_paths_stored_before(make_automation):
     hook_run = run(trigger={"path": f"/automation-{key}", "body": {}})
     service_run = run(trigger={"path": f"/webservice-{key}"}, source="web_service")
     no_path = run(trigger={})
+    copied = run(trigger={"path": "/automation-{key}"})
+    Run.objects.filter(pk=copied.pk).update(steps=[{"id": "v", "output": {"where": [f"/automation-{key}"]}}])
+    lookup = LookupRow.objects.create(owner=automation.owner, table="seen", data={"path": f"/webhook/automation-{key}"})
 
     redact_key_paths.redact_paths(apps, None)
 
@@ -74,3 +77,5 @@ def test_the_migration_redacts_paths_stored_before(make_automation):
     assert Run.objects.get(pk=hook_run.pk).trigger == {"path": "/automation-{key}", "body": {}}
     assert Run.objects.get(pk=service_run.pk).trigger == {"path": "/webservice-{key}"}
     assert Run.objects.get(pk=no_path.pk).trigger == {}
+    assert Run.objects.get(pk=copied.pk).steps == [{"id": "v", "output": {"where": ["/automation-{key}"]}}]
+    assert LookupRow.objects.get(pk=lookup.pk).data == {"path": "/webhook/automation-{key}"}
