@@ -40,7 +40,7 @@ class AutomationAdmin(admin.ModelAdmin):
     list_filter = ("enabled",)
     search_fields = ("name", "owner__username", "owner__email")
     readonly_fields = ("webhook_url", "web_service_url", "created_at", "updated_at")
-    actions = ("turn_on", "turn_off", "reset_processing")
+    actions = ("turn_on", "turn_off", "reset_processing", "issue_new_urls")
     autocomplete_fields = ()
 
     @admin.display(description="steps")
@@ -106,6 +106,13 @@ class AutomationAdmin(admin.ModelAdmin):
                 self.message_user(request, f"{automation}: {error}.", messages.ERROR)
             else:
                 self.message_user(request, f"{automation}: reset.")
+
+
+    @admin.action(description="Issue new webhook and web service URLs (the old ones stop working)")
+    def issue_new_urls(self, request, queryset):
+        for automation in queryset:
+            services.issue_new_urls(automation=automation)
+        self.message_user(request, f"{queryset.count()} automation(s) have new URLs; the old ones answer 404.")
 
 
 class SuppressedFilter(admin.SimpleListFilter):

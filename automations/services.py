@@ -78,6 +78,19 @@ def delete_automation(*, automation: Automation) -> None:
     deletion.delete(automation_id=automation.pk)
 
 
+@transaction.atomic
+def issue_new_urls(*, automation: Automation) -> None:
+    """New webhook and web service keys, for URLs shown where they should not have been: the old ones answer 404.
+
+    A process that remembered an old webhook key still takes it for up to
+    automations.selectors.HOOK_KEY_MEMORY_SECONDS.
+    """
+    automation = Automation.objects.select_for_update().get(pk=automation.pk)
+    automation.issue_keys()
+    automation.save(update_fields=["hook_key_digest", "hook_key_sealed", "webservice_key_digest",
+                                   "webservice_key_sealed", "updated_at"])
+
+
 def hook_url(automation: Automation) -> str | None:
     key = keys.unseal(automation.hook_key_sealed)
     return f"{settings.HOOKS_URL}/automation-{key}" if key else None

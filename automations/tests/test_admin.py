@@ -1,9 +1,10 @@
 """Django admin for automations: create and edit with a validated definition, on and off, reset, Execution History."""
 import json
+from urllib.parse import urlsplit
 
 import pytest
 
-from automations import services
+from automations import selectors, services
 from automations.models import Automation, LookupRow, Run
 from hooks.models import Delivery, Maintenance
 from hooks.tests.test_processing import RECORD, deliver, process
@@ -83,3 +84,19 @@ def test_the_maintenance_switch(staff_client, make_automation, client):
     maintenance = Maintenance.objects.get()
     staff_client.post(f"/admin/hooks/maintenance/{maintenance.pk}/change/", {"note": "done"})
     assert client.post(path).status_code == 200
+
+
+def test_issuing_new_urls_retires_the_old_ones(staff_client, make_automation, client):
+    automation = make_automation(RECORD)
+    old_hook, old_service = services.hook_url(automation), services.web_service_url(automation)
+    assert client.post(urlsplit(old_hook).path, data=b"{}", content_type="application/json").status_code == 200
+    response = staff_client.post("/admin/automations/automation/", {"action": "issue_new_urls", "_selected_action": [automation.pk]},
+                                 follow=True)
+    assert "have new URLs" in response.content.decode()
+    automation.refresh_from_db()
+    new_hook, new_service = services.hook_url(automation), services.web_service_url(automation)
+    assert {new_hook, new_service}.isdisjoint({old_hook, old_service})
+    selectors.forget_hook_keys()  # this process remembered the old key for a few seconds, as every process does
+    assert client.post(urlsplit(old_hook).path, data=b"{}", content_type="application/json").status_code == 404
+    assert client.post(urlsplit(old_service).path).status_code == 404
+    assert client.post(urlsplit(new_hook).path, data=b"{}", content_type="application/json").status_code == 200
