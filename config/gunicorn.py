@@ -16,7 +16,8 @@ an address that is already listening.
 import errno
 import socket
 
-from config.env import env_int, env_str
+from config.env import env_bool, env_int, env_str
+from config.startup_checks import is_loopback_bind
 
 bind = env_str("WEB_BIND", "127.0.0.1:8000")
 workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
@@ -31,6 +32,12 @@ logger_class = "config.logs.GunicornLogger"
 
 
 def on_starting(server) -> None:
+    if env_bool("DEBUG", False):
+        # Settings check WEB_BIND and HOOKS_BIND; the address gunicorn really binds may come from --bind.
+        for address in server.cfg.address:
+            if isinstance(address, tuple) and not is_loopback_bind(address[0]):
+                raise SystemExit(f"DEBUG is on and {address[0]}:{address[1]} accepts connections from other machines: "
+                                 "bind to 127.0.0.1, or set DEBUG=0 and SECRET_KEY")
     if server.master_pid:  # a re-executed master (USR2) starts beside its parent's listeners on purpose
         return
     for address in server.cfg.address:

@@ -85,3 +85,11 @@ def test_an_address_another_program_shares_by_port_reuse_is_refused():
         second = subprocess.run(_gunicorn(), cwd=ROOT, env=_env(port), capture_output=True, text=True, timeout=60)
     assert second.returncode != 0
     assert "already in use" in second.stderr
+
+
+def test_debug_refuses_to_start_on_an_address_other_machines_reach_whatever_the_command_line_says():
+    port = free_port()
+    refused = subprocess.run([*_gunicorn(), "--bind", f"0.0.0.0:{port}"], cwd=ROOT, env=_env(port), capture_output=True,
+                             text=True, timeout=60)
+    assert refused.returncode != 0
+    assert f"DEBUG is on and 0.0.0.0:{port} accepts connections from other machines" in refused.stderr
