@@ -134,15 +134,11 @@ def process_delivery(*, delivery_id: int) -> None:
     try:
         with transaction.atomic():
             run = _start(delivery, automation)
-    except DatabaseError as error:
+    except Exception as error:  # noqa: BLE001: whatever the bytes, the delivery must end
         # A delete that went through first refuses the run's foreign key at commit (IntegrityError), or
         # PostgreSQL breaks a lock cycle with it by failing this transaction (a deadlock).
-        if not Automation.objects.filter(pk=automation.pk).exists():
+        if isinstance(error, DatabaseError) and not Automation.objects.filter(pk=automation.pk).exists():
             return  # deleted while this worker started its run: the delivery went with it
-        logger.exception("delivery %s could not start its run", delivery.public_id)
-        _end_without_run(delivery, token, f"its run could not be started ({error.__class__.__name__})")
-        return
-    except Exception as error:  # noqa: BLE001: whatever the bytes, the delivery must end
         logger.exception("delivery %s could not start its run", delivery.public_id)
         _end_without_run(delivery, token, f"its run could not be started ({error.__class__.__name__})")
         return
