@@ -59,6 +59,7 @@ class Run(models.Model):
 
     class Status(models.TextChoices):
         RUNNING = "running"
+        WAITING = "waiting", "waiting (for a time or a person)"
         SUCCEEDED = "succeeded"
         STOPPED = "stopped", "stopped by a condition"
         FAILED = "failed"
@@ -73,15 +74,30 @@ class Run(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
     attempt = models.PositiveIntegerField(default=1)
     trigger = models.JSONField(default=dict)
+    # The definition the run started with: a run resumed after a wait goes on with its own steps,
+    # whatever the automation was changed to meanwhile.
+    definition = models.JSONField(default=dict, editable=False)
     steps = models.JSONField(default=list, help_text="Each step's id, kind, status, output and error.")
     error = models.TextField(blank=True)
     suppressed_count = models.PositiveIntegerField(default=0, help_text="Duplicate deliveries suppressed because this run succeeded.")
+    # What a waiting run waits for ({"step", "kind", "until", ...}) and when beat resumes it (null: only an answer does).
+    waiting_for = models.JSONField(null=True, blank=True)
+    resume_at = models.DateTimeField(null=True, blank=True)
+    # The worker that holds a running run, and until when (set for resumed runs; a delivery's lease covers the others).
+    claim = models.UUIDField(null=True, blank=True, editable=False)
+    lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+    lost_workers = models.PositiveSmallIntegerField(default=0, editable=False)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-started_at", "-pk"]
-        indexes = [models.Index(fields=["automation", "-started_at"])]
+        indexes = [
+            models.Index(fields=["automation", "-started_at"]),
+            # Partial: only waiting and resumed runs are in it, so it costs a webhook's run nothing.
+            models.Index(fields=["resume_at"], name="run_waiting_due", condition=models.Q(status="waiting")),
+            models.Index(fields=["lease_until"], name="run_lease", condition=models.Q(lease_until__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.pk} of {self.automation_id}: {self.status}"
