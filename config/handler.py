@@ -1,4 +1,4 @@
-"""Django's WSGI handler as the web and hooks processes serve it, with a request class that survives any charset.
+"""Django's WSGI handler as the web and hooks processes serve it: any charset survives, HEAD answers carry no body.
 
 Django takes the charset parameter of a request's Content-Type as its
 encoding whenever Python's codec registry knows the name, and decodes the
@@ -9,12 +9,18 @@ encodings that cannot decode ASCII (utf-16), and some without the
 the request itself raise, a 500 on every URL before any view ran. Here a
 charset is taken only when it decodes ASCII to itself; otherwise the
 request keeps the default (UTF-8).
+
+Django leaves dropping a HEAD answer's body to the server (its own
+development server and test client do it); gunicorn drops it too but logs a
+warning for each one, as for every HEAD of a Django page or 404. Here the
+body goes before it reaches the server; the headers, Content-Length
+included, stay those of the GET.
 """
 import functools
 import warnings
 
+import django
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
-from django.core.wsgi import get_wsgi_application
 from django.utils.http import parse_header_parameters
 
 _ASCII = bytes(range(128))
@@ -40,8 +46,20 @@ def decodes_ascii(charset: str) -> bool:
             return False
 
 
+class Handler(WSGIHandler):
+    request_class = Request
+
+    def get_response(self, request):
+        response = super().get_response(request)
+        if request.method == "HEAD":
+            if response.streaming:
+                response.streaming_content = []
+            else:
+                response.content = b""
+        return response
+
+
 def application() -> WSGIHandler:
-    """Django's WSGI application (setting Django up first), answering with Request."""
-    handler = get_wsgi_application()
-    handler.request_class = Request
-    return handler
+    """Django's WSGI application (setting Django up first, as get_wsgi_application() does)."""
+    django.setup(set_prefix=False)
+    return Handler()
