@@ -4,23 +4,33 @@ import copy
 import pytest
 from django.core.cache import cache
 
-from catalog import ratelimits, serving
-from automations import selectors
-from hooks import intake, maintenance
+from config import process_cache
+from hooks import intake
 
 
 @pytest.fixture(autouse=True)
 def _clean_state():
-    """Rate-limit counters live in the cache (leases of them and feed bodies in process memory): no test sees another's."""
+    """No test sees another's cache entries (rate-limit counters) or process memories (config/process_cache.py)."""
     cache.clear()
-    serving.reset()
-    ratelimits.reset()
-    maintenance.reset()
-    selectors.forget_hook_keys()
+    process_cache.reset_all()
     yield
-    serving.reset()
-    ratelimits.reset()
+    process_cache.reset_all()
     intake.stop()  # its threads hold connections of their own, which would outlive the test database
+
+
+class ManualClock:
+    """A clock for ProcessCache(clock=...) that moves only when a test moves it (now += seconds)."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def manual_clock():
+    return ManualClock()
 
 
 def app_doc(slug: str, **fields) -> dict:

@@ -32,6 +32,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
 
+from config import process_cache
+from config.process_cache import ProcessCache
+
 logger = logging.getLogger(__name__)
 
 POLICY_SETTINGS = {"list": "FEED_RATE_LIST", "logo": "FEED_RATE_LOGO", "bulk": "FEED_RATE_BULK"}
@@ -121,8 +124,8 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Counters outlive their window by this much, so a clock a little behind
 # another process's never recreates a counter that window already used.
 _GRACE_SECONDS = 60
-# A lease table larger than this is swept of ended windows.
-_MAX_LEASES = 4096
+# Leases one process keeps at most: clients of one window beyond that lose their spare units.
+MAX_LEASES = 4096
 
 
 @lru_cache(maxsize=16)
@@ -147,10 +150,16 @@ class _Lease:
 
 
 class Leases:
-    """The units of shared counters this process has claimed and not yet handed out."""
+    """The units of shared counters this process has claimed and not yet handed out, each kept until its window ends.
 
-    def __init__(self):
-        self._leases: dict[str, _Lease] = {}
+    memory: where the leases are kept (a registered process cache for the
+    process's own table; a table of its own by default, as another process
+    would have). A full table forgets the lease claimed longest ago, and its
+    spare units with it.
+    """
+
+    def __init__(self, memory: ProcessCache | None = None):
+        self._leases = memory if memory is not None else ProcessCache("leases", max_size=MAX_LEASES)
         self._lock = threading.Lock()
         self._claimed = threading.Condition(self._lock)
 
@@ -171,9 +180,8 @@ class Leases:
                     break
                 self._claimed.wait(1.0)
             if lease is None:
-                if len(self._leases) >= _MAX_LEASES:
-                    self._sweep(now)
-                lease = self._leases[key] = _Lease(batch=0)
+                lease = _Lease(batch=0)
+                self._leases.set(key, lease, seconds=end - now)
             batch = 1 if lease.batch == 0 else min(lease.batch * 2, max(1, limit // 50))
             lease.claiming = True
         try:
@@ -186,16 +194,6 @@ class Leases:
             lease.batch, lease.next, lease.last = batch, last - batch + 2, last
             return last - batch + 1
 
-    def _sweep(self, now: int) -> None:
-        for key in [key for key in self._leases if int(key.rsplit(":", 1)[1]) <= now]:
-            del self._leases[key]
-        if len(self._leases) >= _MAX_LEASES:  # a flood of clients in one window: forget spare units
-            self._leases.clear()
-
-    def clear(self) -> None:
-        with self._lock:
-            self._leases.clear()
-
 
 def _claim(key: str, units: int, timeout: int) -> int:
     """Count units on the shared counter, created with the timeout when missing; the new total."""
@@ -205,12 +203,7 @@ def _claim(key: str, units: int, timeout: int) -> int:
     return cache.incr(key, units)
 
 
-_leases = Leases()
-
-
-def reset() -> None:
-    """Forget this process's leases (tests; the shared counters are in the cache)."""
-    _leases.clear()
+_leases = Leases(process_cache.named("catalog.feed_rate_leases", max_size=MAX_LEASES))
 
 
 def consume(request: HttpRequest, policy: str) -> Usage | None:

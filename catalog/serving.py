@@ -2,11 +2,11 @@
 
 Each web process asks the database at most once every
 FEED_VERSION_CHECK_SECONDS which list and bulk are current, and otherwise
-answers from memory. When the database cannot be read, the last good copy
-held in memory keeps being served; without one the feed answers 503.
+answers from memory (process caches, config/process_cache.py). When the
+database cannot be read, the last good copy held in memory keeps being
+served; without one the feed answers 503.
 """
 import logging
-import time
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -17,6 +17,7 @@ from catalog import documents
 from catalog.entries import quoted_hash
 from catalog.exceptions import FeedUnavailable
 from catalog.models import App, FeedDocument
+from config import process_cache
 
 logger = logging.getLogger(__name__)
 
@@ -37,21 +38,12 @@ class Logo(NamedTuple):
     etag: str
 
 
-class _Memo:
-    def __init__(self):
-        self.version = None
-        self.checked_at = float("-inf")
-        self.fresh: dict = {}
-        self.last_good: dict = {}
-
-
-_memo = _Memo()
-
-
-def reset() -> None:
-    """Forget everything held in memory (tests, and after a restore)."""
-    global _memo
-    _memo = _Memo()
+# The current feed version (the list's and bulk's ETags), checked at most every FEED_VERSION_CHECK_SECONDS.
+_version = process_cache.named("catalog.feed_version", max_size=1)
+# Each document read, with the version it was read under: fresh while that version is current, and the last
+# good copy after that. A few hundred apps each have a detail and a logo; the cap only bounds a damaged catalog.
+_documents = process_cache.named("catalog.feed_documents", max_size=20_000)
+_UNCHECKED = object()
 
 
 def list_document() -> Document:
@@ -103,11 +95,14 @@ def _read_logo(slug: str) -> Logo | None:
     return Logo(content, row[1] or "application/octet-stream", quoted_hash(content))
 
 
-def _refresh() -> None:
-    now = time.monotonic()
-    if now - _memo.checked_at < settings.FEED_VERSION_CHECK_SECONDS:
-        return
-    _memo.checked_at = now
+def _refresh() -> tuple | None:
+    """The current version, asking the database once the last check is due; None if it could never be read."""
+    current = _version.get("current", _UNCHECKED)
+    if current is not _UNCHECKED:
+        return current
+    current = _version.get("current", stale=True)
+    # The last version first, so that the other threads of the process keep it rather than all ask at once.
+    _version.set("current", current, seconds=settings.FEED_VERSION_CHECK_SECONDS)
     try:
         version = tuple(
             FeedDocument.objects.filter(key__in=[documents.LIST_KEY, documents.BULK_KEY])
@@ -116,25 +111,22 @@ def _refresh() -> None:
         )
     except DatabaseError:
         logger.warning("catalog feed: cannot read the current version; serving what is in memory", exc_info=True)
-        return
-    if version != _memo.version:
-        _memo.last_good.update(_memo.fresh)
-        _memo.fresh = {}
-        _memo.version = version
+        return current
+    _version.set("current", version, seconds=settings.FEED_VERSION_CHECK_SECONDS)
+    return version
 
 
 def _load(key: str, read: Callable):
-    _refresh()
-    try:
-        return _memo.fresh[key]
-    except KeyError:
-        pass
+    version = _refresh()
+    held = _documents.get(key)
+    if held is not None and held[0] == version:
+        return held[1]
     try:
         value = read()
     except DatabaseError:
         logger.warning("catalog feed: cannot read %s; serving the last good copy if any", key, exc_info=True)
-        if _memo.last_good.get(key) is not None:
-            return _memo.last_good[key]
+        if held is not None and held[1] is not None:
+            return held[1]
         raise FeedUnavailable(RETRY_SOON) from None
-    _memo.fresh[key] = value
+    _documents.set(key, (version, value))
     return value

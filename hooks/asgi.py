@@ -27,8 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from django.conf import settings
 from django.db import close_old_connections
 
-from automations import selectors
-from hooks import intake, maintenance
+from hooks import intake, maintenance, selectors
 from hooks.exceptions import BodyError, BodyIncomplete, BodyTimedOut, BodyTooLarge
 from hooks.receiver import Need, Reply, exchange
 from hooks.wsgi import response_headers, webhook_key

@@ -1,38 +1,39 @@
 """Maintenance mode of the hook URLs: the MAINTENANCE_MODE setting, or the admin switch."""
-import time
-
 from django.conf import settings
 from django.db import DatabaseError
 
+from config import process_cache
 from hooks.models import Maintenance
 
 # The switch is read at most this often per process: a query per webhook
 # would cost more than the rest of accepting it.
 CHECK_SECONDS = 2.0
-_memo = {"at": float("-inf"), "active": False}
+_switch = process_cache.named("hooks.maintenance", max_size=1)
 
 
 def active() -> bool:
     if settings.MAINTENANCE_MODE:
         return True
-    now = time.monotonic()
-    if now - _memo["at"] >= CHECK_SECONDS:
-        _memo["at"] = now  # first, so that the other threads of the process do not all ask at once
+    answer = _switch.get("active")
+    if answer is None:
+        answer = _switch.get("active", False, stale=True)
+        # The last answer first, so that the other threads of the process keep it rather than all ask at once.
+        _switch.set("active", answer, seconds=CHECK_SECONDS)
         try:
-            _memo["active"] = Maintenance.objects.filter(active=True).exists()
+            answer = Maintenance.objects.filter(active=True).exists()
         except DatabaseError:
-            pass  # keep the last answer; accepting a delivery will tell whether the database is there
-    return _memo["active"]
+            return answer  # kept; accepting a delivery will tell whether the database is there
+        _switch.set("active", answer, seconds=CHECK_SECONDS)
+    return answer
 
 
 def known() -> bool | None:
     """active() if it needs no query now, else None: for an event loop, which must not wait on the database."""
     if settings.MAINTENANCE_MODE:
         return True
-    if time.monotonic() - _memo["at"] >= CHECK_SECONDS:
-        return None
-    return _memo["active"]
+    return _switch.get("active")
 
 
 def reset() -> None:
-    _memo["at"] = float("-inf")
+    """Read the switch afresh on the next call (the admin's change, in this process at once); the last answer stays."""
+    _switch.set("active", _switch.get("active", False, stale=True), seconds=0)

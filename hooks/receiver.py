@@ -17,8 +17,7 @@ import json
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
-from automations import selectors
-from hooks import intake, maintenance, services
+from hooks import intake, maintenance, selectors, services
 from hooks.exceptions import BodyError
 from hooks.incoming import Incoming, read_body, with_body
 from hooks.intake import Accepted, AutomationGone

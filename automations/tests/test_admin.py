@@ -4,8 +4,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from automations import selectors, services
+from automations import services
 from automations.models import Automation, LookupRow, Run
+from hooks import selectors
 from hooks.models import Delivery, Maintenance
 from hooks.tests.test_processing import RECORD, deliver, process
 

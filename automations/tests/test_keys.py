@@ -3,6 +3,7 @@ import pytest
 from django.db import connection
 
 from automations import keys, selectors, services
+from hooks import selectors as hook_selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +26,7 @@ def test_the_database_holds_no_working_key(make_automation):
         cursor.execute("SELECT * FROM automations_automation")
         row = " ".join(map(str, cursor.fetchone()))
     assert hook not in row and service not in row
-    assert selectors.automation_id_for_hook_key(hook) == automation.pk
+    assert hook_selectors.automation_id_for_hook_key(hook) == automation.pk
     assert selectors.automation_for_web_service_key(service) == automation
 
 
@@ -33,7 +34,7 @@ def test_another_secret_neither_finds_nor_reveals_the_keys(make_automation, sett
     automation = make_automation([])
     hook = key_of(services.hook_url(automation))
     settings.URL_KEY_SECRET = "a-different-secret"
-    assert selectors.automation_id_for_hook_key(hook) is None
+    assert hook_selectors.automation_id_for_hook_key(hook) is None
     assert services.hook_url(automation) is None
 
 
@@ -41,7 +42,7 @@ def test_lookalike_keys_find_nothing(make_automation):
     automation = make_automation([])
     hook = key_of(services.hook_url(automation))
     for lookalike in (hook[:-1], hook + "a", hook.swapcase(), " " + hook, hook * 3, "", "x" * 10_000):
-        assert selectors.automation_id_for_hook_key(lookalike) is None, lookalike
+        assert hook_selectors.automation_id_for_hook_key(lookalike) is None, lookalike
 
 
 def test_reissuing_keys_retires_the_old_urls(make_automation):
@@ -49,5 +50,5 @@ def test_reissuing_keys_retires_the_old_urls(make_automation):
     old = key_of(services.hook_url(automation))
     automation.issue_keys()
     automation.save()
-    assert selectors.automation_id_for_hook_key(old) is None
-    assert selectors.automation_id_for_hook_key(key_of(services.hook_url(automation))) == automation.pk
+    assert hook_selectors.automation_id_for_hook_key(old) is None
+    assert hook_selectors.automation_id_for_hook_key(key_of(services.hook_url(automation))) == automation.pk

@@ -4,6 +4,7 @@ from django.test import RequestFactory
 
 from catalog import ratelimits
 from catalog.bulk import build_bulk
+from config.process_cache import ProcessCache
 
 
 @pytest.fixture
@@ -174,14 +175,21 @@ def test_the_counter_expires_after_its_window(settings):
         assert 300 < client.ttl(ratelimits.cache.make_and_validate_key("k")) <= 360
 
 
-def test_leases_of_ended_windows_are_swept_when_the_table_is_full(monkeypatch):
-    monkeypatch.setattr(ratelimits, "_MAX_LEASES", 3)
-    table = ratelimits.Leases()
-    table.take("a:100", 300, 50, 100)
-    table.take("b:100", 300, 50, 100)
-    table.take("c:400", 300, 350, 400)
-    table.take("d:400", 300, 350, 400)
-    assert sorted(table._leases) == ["c:400", "d:400"]
+def test_a_lease_is_not_served_after_its_window_ends(manual_clock):
+    clock = manual_clock
+    table = ratelimits.Leases(ProcessCache("leases", max_size=10, clock=clock))
+    assert [table.take("k", 300, 1_000_000, 1_000_300) for _ in range(2)] == [1, 2]  # a batch of 2: unit 3 is spare
+    clock.now += 300
+    assert table.take("k", 300, 1_000_000, 1_000_300) == 4  # claimed afresh: the spare unit went with its window
+    assert ratelimits.cache.get("k") == 4
+
+
+def test_a_full_lease_table_forgets_the_lease_claimed_longest_ago():
+    memory = ProcessCache("leases", max_size=3)
+    table = ratelimits.Leases(memory)
+    for key in ("a", "b", "c", "d"):
+        table.take(key, 300, 1_000_000, 1_000_300)
+    assert [key for key in "abcd" if memory.get(key) is not None] == ["b", "c", "d"]
 
 
 @pytest.mark.parametrize(("rate", "parsed"), [("300/5m", (300, 300)), ("10/h", (10, 3600)), ("7/2d", (7, 172800)), ("1/s", (1, 1))])

@@ -223,16 +223,14 @@ def test_the_loop_reads_maintenance_mode_from_memory_and_asks_a_thread_only_when
     settings.MAINTENANCE_MODE = False
     maintenance.reset()
     assert maintenance.known() is None  # due: the entry runs maintenance.active() in a thread
-    maintenance._memo.update(at=maintenance.time.monotonic(), active=True)
+    maintenance._switch.set("active", True, seconds=maintenance.CHECK_SECONDS)  # as a thread's answer leaves it
     assert maintenance.known() is True
-    maintenance._memo.update(at=float("-inf"), active=False)
 
 
 def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_goes_on(monkeypatch, caplog):
     from django.db import OperationalError
 
-    from automations import selectors
-    from hooks import asgi, maintenance
+    from hooks import asgi, maintenance, selectors
 
     def down(key):
         raise OperationalError("connection refused")
@@ -253,8 +251,7 @@ def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_go
 
 
 def test_a_webhook_body_late_on_the_loop_gets_408_and_the_pool_a_late_receive(monkeypatch, settings):
-    from automations import selectors
-    from hooks import asgi, maintenance
+    from hooks import asgi, maintenance, selectors
 
     settings.REQUEST_BODY_TIMEOUT_SECONDS = 0  # every body is late
     monkeypatch.setattr(maintenance, "known", lambda: False)
