@@ -55,6 +55,17 @@ def env_url(name: str, default: str) -> str:
     return raw
 
 
+def env_version(name: str) -> tuple[int, ...]:
+    """A dotted release number such as 1.20.1, as a tuple of ints; () when unset or empty."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return ()
+    parts = raw.split(".")
+    if not all(part.isdigit() for part in parts):
+        raise ImproperlyConfigured(f"{name} must be a release number such as 1.21.0, got {raw!r}")
+    return tuple(int(part) for part in parts)
+
+
 def env_rate(name: str, default: str) -> str:
     """A rate such as 300/5m: a count per a number of s, m, h or d."""
     import re

@@ -12,7 +12,7 @@ from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from config.devsecret import development_secret
-from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url
+from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url, env_version
 from config.startup_checks import refuse_debug_beyond_loopback, refuse_listen_only_host
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "config",  # system checks of the settings (config/checks.py)
     "catalog",
     "automations",
     "hooks",
@@ -133,6 +134,10 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The release of PgBouncer that DATABASE_URL reaches when it pools by transaction, such as 1.21.0; empty for a
+# direct connection or session pooling. The webhook intake prepares statements: check flowgate.E002 refuses
+# releases before 1.21, which lose them (config/checks.py).
+PGBOUNCER_VERSION = env_version("PGBOUNCER_VERSION")
 
 if REDIS_URL:
     CACHES = {

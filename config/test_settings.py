@@ -6,6 +6,8 @@ environment still choose PostgreSQL and Redis, as CI does.
 import os
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-any-deployment")
+# A secret of its own, as check flowgate.W001 asks of a deployment.
+os.environ.setdefault("URL_KEY_SECRET", "test-only-url-key-secret-not-for-any-deployment")
 os.environ.setdefault("BASE_URL", "http://testserver")
 # Builds must be visible to the very next request in a test.
 os.environ.setdefault("FEED_VERSION_CHECK_SECONDS", "0")

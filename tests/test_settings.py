@@ -13,6 +13,8 @@ from django.core.exceptions import ImproperlyConfigured
 from config import env
 
 ROOT = Path(__file__).resolve().parent.parent
+# Variables of the test run's own environment that the start-ups below must not inherit.
+SET_BY_EACH_TEST = ("DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "URL_KEY_SECRET")
 PROBE = (
     "import django, json; django.setup(); from django.conf import settings as s; "
     "print(json.dumps([s.DATABASES['default']['ENGINE'], s.CACHES['default']['BACKEND'], s.CELERY_BROKER_URL, s.DEBUG]))"
@@ -20,7 +22,7 @@ PROBE = (
 
 
 def start(extra: dict, tmp_path) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY")}
+    clean = {k: v for k, v in os.environ.items() if k not in SET_BY_EACH_TEST}
     environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path), **extra}
     return subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=environment, capture_output=True, text=True)
 
@@ -99,7 +101,7 @@ def test_env_example_lists_every_variable_the_settings_and_the_web_processes_rea
 def setting(names: str, extra: dict, tmp_path) -> subprocess.CompletedProcess:
     """Start-up with these variables; prints the named settings as JSON."""
     probe = f"import django, json; django.setup(); from django.conf import settings as s; print(json.dumps([{names}]))"
-    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY")}
+    clean = {k: v for k, v in os.environ.items() if k not in SET_BY_EACH_TEST}
     environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path), **extra}
     return subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=environment, capture_output=True, text=True)
 
@@ -187,7 +189,7 @@ def test_http_urls_are_neither_redirected_nor_pinned(tmp_path):
 
 
 def deploy_check(extra: dict, tmp_path) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY")}
+    clean = {k: v for k, v in os.environ.items() if k not in SET_BY_EACH_TEST}
     environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path), **extra}
     return subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT, env=environment,
                           capture_output=True, text=True)

@@ -1,0 +1,17 @@
+"""The project's own app: it registers the system checks of the settings (config/checks.py)."""
+
+from django.apps import AppConfig
+from django.core import checks
+
+
+class FlowgateConfig(AppConfig):
+    name = "config"
+    verbose_name = "Flowgate"
+
+    def ready(self):
+        from config import checks as flowgate_checks
+
+        # `manage.py check --tag flowgate` runs these alone.
+        checks.register(flowgate_checks.check_url_key_secret, checks.Tags.security, "flowgate")
+        checks.register(flowgate_checks.check_public_urls, "flowgate")
+        checks.register(flowgate_checks.check_pgbouncer, "flowgate")

@@ -1,0 +1,87 @@
+"""System checks of settings that start-up accepts but that would hurt a deployment (ids flowgate.W001, E001, E002)."""
+
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core import checks
+
+PUBLIC_URLS = ("BASE_URL", "HOOKS_URL", "MCP_URL")
+# PgBouncer keeps protocol-level prepared statements across its pooled server connections from this release on.
+PGBOUNCER_PREPARED_STATEMENTS = (1, 21)
+
+
+def check_url_key_secret(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """W001: URL_KEY_SECRET is SECRET_KEY (its default), so rotating SECRET_KEY would retire every issued URL.
+
+    Skipped with DEBUG on: a local install runs on its development secret.
+    """
+    if settings.DEBUG or settings.URL_KEY_SECRET != settings.SECRET_KEY:
+        return []
+    return [
+        checks.Warning(
+            "URL_KEY_SECRET is SECRET_KEY: rotating SECRET_KEY would retire every webhook and web service URL.",
+            hint="Set URL_KEY_SECRET to the current SECRET_KEY, so that issued URLs keep working, "
+            "and SECRET_KEY to a new random value (this signs out admin sessions).",
+            id="flowgate.W001",
+        )
+    ]
+
+
+def check_public_urls(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """E001: BASE_URL, HOOKS_URL or MCP_URL carries a path, a trailing slash, a query or a fragment.
+
+    Every public URL the service prints is one of these followed by its own
+    path; a path or a trailing slash here would make URLs that no route answers.
+    """
+    errors = []
+    for name in PUBLIC_URLS:
+        url = getattr(settings, name)
+        if problem := url_problem(url):
+            errors.append(
+                checks.Error(
+                    f"{name}={url!r} has {problem}.",
+                    hint=f"Set {name} to scheme, host and port only, such as https://app.example.com; "
+                    "the service adds every path itself.",
+                    id="flowgate.E001",
+                )
+            )
+    return errors
+
+
+def url_problem(url: str) -> str | None:
+    """What besides scheme, host and port a public URL holds ("a trailing slash", "a path"...), or None."""
+    parts = urlsplit(url)
+    if parts.path == "/":
+        return "a trailing slash"
+    if parts.path:
+        return "a path"
+    if parts.query or url.endswith("?"):
+        return "a query"
+    if parts.fragment or url.endswith("#"):
+        return "a fragment"
+    return None
+
+
+def check_pgbouncer(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """E002: PostgreSQL is reached through a PgBouncer older than 1.21 that pools by transaction.
+
+    The webhook intake inserts deliveries with a statement prepared once per
+    connection (hooks/intake.py). Before 1.21, PgBouncer pooling by
+    transaction runs each transaction on any server connection, where the
+    statement was never prepared. PgBouncer cannot be told from PostgreSQL
+    over a client connection, so PGBOUNCER_VERSION says it is there.
+    """
+    version = settings.PGBOUNCER_VERSION
+    if not version or version >= PGBOUNCER_PREPARED_STATEMENTS:
+        return []
+    shown = ".".join(map(str, version))
+    return [
+        checks.Error(
+            f"PGBOUNCER_VERSION={shown}: PgBouncer before 1.21 loses the webhook intake's prepared statements "
+            "when it pools by transaction.",
+            hint="Upgrade PgBouncer to 1.21 or later and set max_prepared_statements (default 0 before 1.24), "
+            "or connect DATABASE_URL to PostgreSQL directly or to a PgBouncer pool in session mode "
+            "and leave PGBOUNCER_VERSION empty.",
+            id="flowgate.E002",
+        )
+    ]
