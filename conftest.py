@@ -99,6 +99,12 @@ def owner(django_user_model):
 
 
 @pytest.fixture
+def another_account(django_user_model):
+    """A second account, not the owner: what it makes (make_automation(user=another_account)) the owner never reaches."""
+    return django_user_model.objects.create_user("another", "another@example.com", "pw-another-123")
+
+
+@pytest.fixture
 def make_automation(owner):
     """Create an automation (on unless told) from a list of steps and optional settings."""
     from automations import services
