@@ -1,5 +1,4 @@
-# The two commands of the README: `make run` and `make test`.
-PYTHON ?= python3
+# Flowgate's commands: `make help` lists them. The two of the README: `make run` and `make test`.
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
@@ -7,12 +6,41 @@ WEB_BIND ?= 127.0.0.1:8000
 HOOKS_BIND ?= 127.0.0.1:8001
 export WEB_BIND HOOKS_BIND
 
-.PHONY: install run test migrate demo clean
+# The project pins Python 3.11 (pyproject.toml). PYTHON names the interpreter to make $(VENV) with;
+# unset, the first 3.11 among these is taken.
+PYTHON_CANDIDATES = $(or $(PYTHON),python3.11 $$(pyenv root 2>/dev/null)/versions/3.11*/bin/python3.11 python3 python)
+IS_311 := import sys; sys.exit(sys.version_info[:2] != (3, 11))
+NO_PYTHON := Flowgate needs Python 3.11. Install it (Debian and Ubuntu: apt install python3.11 python3.11-venv, \
+from the deadsnakes PPA on older Ubuntu; macOS: brew install python@3.11; pyenv: pyenv install 3.11), \
+or name one: make run PYTHON=/path/to/python3.11
 
-install: $(STAMP)
+.DEFAULT_GOAL := help
+.PHONY: help install run test lint clean
+
+help: ## list these targets
+	@echo "make TARGET, where TARGET is one of:"
+	@sed -n 's/^\([a-z]*\):.*## \(.*\)/  \1\t\2/p' $(MAKEFILE_LIST) | expand -t 12
+
+install: ## make .venv with Python 3.11 and install the project into it; a broken .venv is made anew
+	@$(BIN)/python -c 'import django; $(IS_311)' 2>/dev/null || rm -f $(VENV)/.installed-*
+	@$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $(STAMP)
 
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@if ! $(BIN)/python -c '$(IS_311)' 2>/dev/null; then \
+	  python=; \
+	  for candidate in $(PYTHON_CANDIDATES); do \
+	    if "$$candidate" -c '$(IS_311)' 2>/dev/null; then python=$$(command -v "$$candidate"); break; fi; \
+	  done; \
+	  if [ -z "$$python" ]; then \
+	    if [ -n "$(PYTHON)" ]; then echo "PYTHON=$(PYTHON) is not Python 3.11." >&2; fi; \
+	    echo "$(NO_PYTHON)" >&2; exit 1; \
+	  fi; \
+	  if [ -e $(VENV) ]; then echo "$(VENV) is not a Python 3.11 environment: making it anew with $$python"; \
+	  else echo "making $(VENV) with $$python"; fi; \
+	  rm -rf $(VENV); \
+	  "$$python" -m venv $(VENV) || { rm -rf $(VENV); \
+	    echo "$$python -m venv failed (Debian and Ubuntu: apt install python3.11-venv)" >&2; exit 1; }; \
+	fi
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet ".[dev]"
 	rm -f $(VENV)/.installed-*
@@ -27,14 +55,15 @@ run: export DEBUG ?= 1
 run: export BASE_URL ?= http://$(WEB_BIND)
 # Webhook and web service URLs are served by the hooks process (config/asgi.py), as in production.
 run: export HOOKS_URL ?= http://$(HOOKS_BIND)
-run: install
+run: install ## migrate, load the demo catalog (the demo automation the first time), start every process; Ctrl-C stops
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py load_demo
 	@$(BIN)/python -m config.first_admin
-	@$(BIN)/python manage.py import_automation automations/demo/record-and-answer.json --owner admin --on
+	@$(BIN)/python -m config.demo_automation
 	@echo
 	@echo "Flowgate is starting on $$BASE_URL"
+	@echo "  about         $$BASE_URL/"
 	@echo "  catalog feed  $$BASE_URL/catalog/v1/apps"
 	@echo "  one app       $$BASE_URL/catalog/v1/apps/acorn-crm"
 	@echo "  bulk          $$BASE_URL/catalog/v1/bulk"
@@ -42,11 +71,18 @@ run: install
 	@echo "  admin         $$BASE_URL/admin/  (user admin; its password is printed above on the first start)"
 	@echo "  webhooks and web services on $$HOOKS_URL (the hooks process)"
 	@echo "  try the demo automation: curl -d '{\"email\": \"ada@example.com\"}' <its web service or webhook URL above>"
+	@echo "  Ctrl-C stops every process"
 	@echo
-	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/honcho start -f Procfile
+	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/python -m config.procfile Procfile
 
-test: install
+test: install ## run the whole suite on DATABASE_URL and REDIS_URL, or on the embedded default
 	$(BIN)/python -m pytest
 
-clean:
-	rm -rf $(VENV) var staticfiles
+lint: install ## ruff check and ruff format --check (settings in pyproject.toml)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean: ## delete .venv, staticfiles/ AND THE DATA in var/ (the embedded default's database: automations, runs)
+	@echo "deleting .venv, staticfiles/ and var/: the embedded default's database (automations, runs, users)," \
+	  "broker, cache and development secret"
+	rm -rf $(VENV) staticfiles var

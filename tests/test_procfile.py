@@ -1,0 +1,115 @@
+"""`make run`'s process manager (config/procfile.py), with small stand-in processes instead of the real four."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.test_settings import ROOT
+
+# A main process with one child, as the Celery worker has its pool: the child says what stopped it.
+WITH_A_CHILD = textwrap.dedent("""
+    import os, signal, sys
+    child = os.fork()
+    if child == 0:
+        signal.signal(signal.SIGTERM, lambda *_: (print("child got SIGTERM", flush=True), os._exit(1)))
+        signal.signal(signal.SIGUSR1, lambda *_: (print("child stopped by its parent", flush=True), os._exit(0)))
+        print("ready", flush=True)
+        while True:
+            signal.pause()
+    def stop(*_):
+        os.kill(child, signal.SIGUSR1)
+        os.waitpid(child, 0)
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, stop)
+    while True:
+        signal.pause()
+""")
+IGNORES_SIGTERM = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); " \
+                  "[signal.pause() for _ in iter(int, 1)]"
+WAITS = "import signal; print('ready', flush=True); signal.pause()"
+ENDS = "print('ready', flush=True)"
+
+
+def _start(tmp_path, stop_seconds: int = 30, **scripts: str) -> subprocess.Popen:
+    lines = []
+    for name, script in scripts.items():
+        (tmp_path / f"{name}.py").write_text(script)
+        lines.append(f"{name}: {sys.executable} {tmp_path / name}.py")
+    (tmp_path / "Procfile").write_text("\n".join(lines) + "\n")
+    environment = {**os.environ, "PROCFILE_STOP_SECONDS": str(stop_seconds)}
+    return subprocess.Popen([sys.executable, "-m", "config.procfile", str(tmp_path / "Procfile")], cwd=ROOT,
+                            env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def _read_until(runner: subprocess.Popen, count: int, marker: str = "| ready") -> str:
+    seen, text = 0, ""
+    while seen < count:
+        line = runner.stdout.readline()
+        assert line, f"the runner ended before {count} lines with {marker!r}:\n{text}"
+        text += line
+        seen += marker in line
+    return text
+
+
+def _finish(runner: subprocess.Popen) -> tuple[int, str]:
+    try:
+        rest, _ = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            os.killpg(runner.pid, signal.SIGKILL)
+    return runner.returncode, rest
+
+
+def test_ctrl_c_stops_each_main_process_which_stops_its_own_children(tmp_path):
+    runner = _start(tmp_path, pool=WITH_A_CHILD, other=WAITS)
+    _read_until(runner, 2)
+    runner.send_signal(signal.SIGINT)
+    status, output = _finish(runner)
+    assert status == 0
+    assert "child stopped by its parent" in output
+    assert "child got SIGTERM" not in output
+    assert "pool stopped (rc=0)" in output
+    assert "other stopped (rc=-15)" in output
+    assert "SIGKILL" not in output
+
+
+def test_a_process_still_running_after_the_stop_time_is_killed_and_the_status_says_so(tmp_path):
+    runner = _start(tmp_path, stop_seconds=1, stubborn=IGNORES_SIGTERM)
+    _read_until(runner, 1)
+    runner.send_signal(signal.SIGTERM)
+    status, output = _finish(runner)
+    assert "stubborn still running after 1 s: SIGKILL to its group" in output
+    assert "stubborn stopped (rc=-9)" in output
+    assert status == 1
+
+
+def test_a_second_ctrl_c_kills_at_once(tmp_path):
+    runner = _start(tmp_path, stubborn=IGNORES_SIGTERM)
+    _read_until(runner, 1)
+    runner.send_signal(signal.SIGINT)
+    _read_until(runner, 1, "stopping stubborn")
+    runner.send_signal(signal.SIGINT)
+    status, output = _finish(runner)
+    assert "stubborn still running after a second signal: SIGKILL to its group" in output
+    assert status == 1
+
+
+def test_when_one_process_ends_the_others_are_stopped_and_the_status_is_1(tmp_path):
+    runner = _start(tmp_path, ends=ENDS, waits=WAITS)
+    status, output = _finish(runner)
+    assert "ends stopped by itself (rc=0)" in output
+    assert "stopping waits (SIGTERM" in output
+    assert status == 1
+
+
+@pytest.mark.parametrize("line", ["no separator here", "two words: echo", "name:   "])
+def test_a_malformed_procfile_line_is_refused_with_its_number(tmp_path, line):
+    (tmp_path / "Procfile").write_text(f"# comment\n\nweb: echo\n{line}\n")
+    result = subprocess.run([sys.executable, "-m", "config.procfile", str(tmp_path / "Procfile")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert f"Procfile:4: expected `name: command`, found {line.strip()!r}" in result.stderr
