@@ -14,6 +14,7 @@ join the port and take a share of its traffic unnoticed, so startup refuses
 an address that is already listening.
 """
 import errno
+import logging
 import socket
 
 from config.env import env_bool, env_int, env_str
@@ -32,6 +33,7 @@ logger_class = "config.logs.GunicornLogger"
 
 
 def on_starting(server) -> None:
+    server.log.error_log.addFilter(_ListeningAddresses(server.cfg.address))
     if env_bool("DEBUG", False):
         # Settings check WEB_BIND and HOOKS_BIND; the address gunicorn really binds may come from --bind.
         for address in server.cfg.address:
@@ -60,3 +62,27 @@ def _refuse_if_listening(address) -> None:
         raise
     finally:
         probe.close()
+
+
+class _ListeningAddresses(logging.Filter):
+    """Names the addresses in gunicorn's `Listening at:` line, which reuse_port leaves empty.
+
+    With reuse_port each worker binds its own socket as it boots and the master
+    holds none, so gunicorn printed `Listening at:  (pid)`.
+    """
+
+    def __init__(self, addresses):
+        super().__init__()
+        self.addresses = ",".join(_url(address) for address in addresses)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg.startswith("Listening at:") and record.args and record.args[0] == "":
+            record.args = (f"{self.addresses} (a socket per worker)", *record.args[1:])
+        return True
+
+
+def _url(address) -> str:
+    if isinstance(address, tuple):
+        host = f"[{address[0]}]" if ":" in address[0] else address[0]
+        return f"http://{host}:{address[1]}"
+    return f"unix:{address}"

@@ -93,3 +93,24 @@ def test_debug_refuses_to_start_on_an_address_other_machines_reach_whatever_the_
                              text=True, timeout=60)
     assert refused.returncode != 0
     assert f"DEBUG is on and 0.0.0.0:{port} accepts connections from other machines" in refused.stderr
+
+
+def test_it_says_where_it_listens_and_leaves_no_control_socket_in_home(tmp_path):
+    """gunicorn's control socket defaults to ~/.gunicorn/gunicorn.ctl, one path for every gunicorn of the user."""
+    port = free_port()
+    command = [*_gunicorn()[:-2], "--log-level", "info"]
+    process = subprocess.Popen(command, cwd=ROOT, env={**_env(port), "HOME": str(tmp_path), "XDG_RUNTIME_DIR": ""},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while sum("Booting worker" in line for line in lines) < 2:
+            line = process.stderr.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        wait_until(lambda: _listeners(port) == 2, 30, 0.2, "both processes to listen")
+    finally:
+        process.terminate()
+        process.wait(10)
+    listening = [line for line in lines if "Listening at:" in line]
+    assert len(listening) == 1 and f"Listening at: http://127.0.0.1:{port} (a socket per worker) (" in listening[0]
+    assert not (tmp_path / ".gunicorn").exists()
