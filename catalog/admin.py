@@ -30,7 +30,9 @@ class OperationInline(admin.TabularInline):
 
 
 class AppForm(forms.ModelForm):
-    logo_file = forms.FileField(required=False, help_text=f"PNG, SVG, JPEG, WebP or GIF, at most {MAX_LOGO_BYTES // 1024} KB.")
+    logo_file = forms.FileField(
+        required=False, help_text=f"PNG, SVG, JPEG, WebP or GIF, at most {MAX_LOGO_BYTES // 1024} KB."
+    )
     remove_logo = forms.BooleanField(required=False)
 
     class Meta:
@@ -78,7 +80,9 @@ class RetiredFilter(admin.SimpleListFilter):
 class AppAdmin(admin.ModelAdmin):
     form = AppForm
     inlines = [OperationInline]
-    list_display = ("name", "slug", "category", "auth_type", "tier", "sort_order", "published", "retired_at", "updated_at")
+    list_display = (
+        "name", "slug", "category", "auth_type", "tier", "sort_order", "published", "retired_at", "updated_at"
+    )
     list_filter = ("category", "auth_type", "tier", RetiredFilter, "published")
     search_fields = ("name", "slug", "app_domain", "description")
     readonly_fields = ("logo_preview", "tier", "sort_order", "created_at", "updated_at")

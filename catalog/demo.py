@@ -56,19 +56,26 @@ def _operations(rng: random.Random, brand: str, things: tuple, domain: str, coun
         plural = thing + "s"
         path = plural.replace(" ", "_")
         triggers += [
-            {"key": f"new_{path}", "name": f"New {thing.title()}", "description": f"Triggers when a new {thing} is created in {brand}.",
-             "endpoint": f"https://api.{domain}/v1/hooks", "http_method": "POST", "delivery_mode": rng.choice(["manual", "self_registering"]),
+            {"key": f"new_{path}", "name": f"New {thing.title()}",
+             "description": f"Triggers when a new {thing} is created in {brand}.",
+             "endpoint": f"https://api.{domain}/v1/hooks", "http_method": "POST",
+             "delivery_mode": rng.choice(["manual", "self_registering"]),
              "request_template": {"event": f"{path}.created"}},
-            {"key": f"updated_{path}", "name": f"Updated {thing.title()}", "description": f"Triggers when an existing {thing} changes.",
+            {"key": f"updated_{path}", "name": f"Updated {thing.title()}",
+             "description": f"Triggers when an existing {thing} changes.",
              "endpoint": f"https://api.{domain}/v1/hooks", "http_method": "POST", "delivery_mode": "self_registering",
              "request_template": {"event": f"{path}.updated"}},
         ]
         actions += [
             {"key": f"create_{path}", "name": f"Create {thing.title()}", "description": f"Creates a new {thing}.",
-             "endpoint": f"https://api.{domain}/v1/{path}", "http_method": "POST", "request_template": {"name": "{{name}}"}},
-            {"key": f"find_{path}", "name": f"Find {thing.title()}", "description": f"Finds a {thing} by a field you choose.",
-             "endpoint": f"https://api.{domain}/v1/{path}/search", "http_method": "GET", "request_template": {"q": "{{query}}"}},
-            {"key": f"update_{path}", "name": f"Update {thing.title()}", "description": f"Changes fields of an existing {thing}.",
+             "endpoint": f"https://api.{domain}/v1/{path}", "http_method": "POST",
+             "request_template": {"name": "{{name}}"}},
+            {"key": f"find_{path}", "name": f"Find {thing.title()}",
+             "description": f"Finds a {thing} by a field you choose.",
+             "endpoint": f"https://api.{domain}/v1/{path}/search", "http_method": "GET",
+             "request_template": {"q": "{{query}}"}},
+            {"key": f"update_{path}", "name": f"Update {thing.title()}",
+             "description": f"Changes fields of an existing {thing}.",
              "endpoint": f"https://api.{domain}/v1/{path}/{{{{id}}}}", "http_method": "PATCH", "request_template": {}},
             {"key": f"delete_{path}", "name": f"Delete {thing.title()}", "description": f"Removes a {thing}.",
              "endpoint": f"https://api.{domain}/v1/{path}/{{{{id}}}}", "http_method": "DELETE", "request_template": {}},
@@ -118,7 +125,9 @@ def demo_document(apps: int = 240, operations: int | None = None, seed: int = 7,
             "published": index != 13,
             "retired_at": None,
             "auth_config": {"client_id": f"demo-{slug}", "scopes": ["read", "write"]},
-            "logo": None if index % 20 == 19 else _logo(brand[:1] + _SUFFIX[category][:1], _COLOURS[index % len(_COLOURS)]),
+            "logo": (
+                None if index % 20 == 19 else _logo(brand[:1] + _SUFFIX[category][:1], _COLOURS[index % len(_COLOURS)])
+            ),
             "triggers": triggers,
             "actions": actions,
         }

@@ -128,7 +128,8 @@ def _semantic_errors(apps: list[dict]):
             keys = {}
             for position, operation in enumerate(app.get(kind, [])):
                 if operation["key"] in keys:
-                    yield f"{where}.{kind}[{position}].key: {operation['key']!r} already appears at {kind}[{keys[operation['key']]}]"
+                    first = keys[operation["key"]]
+                    yield f"{where}.{kind}[{position}].key: {operation['key']!r} already appears at {kind}[{first}]"
                 keys.setdefault(operation["key"], position)
 
 
@@ -204,7 +205,8 @@ def _sync_operations(app: App, data: dict, report: ImportReport) -> bool:
     existing = {(op.kind, op.key): op for op in app.operations.all()} if app.pk else {}
     wanted = set()
     changed = False
-    for kind, items in ((Operation.Kind.TRIGGER, data.get("triggers", [])), (Operation.Kind.ACTION, data.get("actions", []))):
+    kinds = ((Operation.Kind.TRIGGER, data.get("triggers", [])), (Operation.Kind.ACTION, data.get("actions", [])))
+    for kind, items in kinds:
         for position, item in enumerate(items):
             wanted.add((kind, item["key"]))
             values = {

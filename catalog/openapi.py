@@ -14,7 +14,10 @@ _SUMMARY_PROPERTIES = {
     "name": {"type": "string"},
     "description": {"type": "string"},
     "category": {"type": ["string", "null"]},
-    "auth_type": {"type": "string", "description": "Seen: api_key, none, oauth_v2, managed_auth, token_mint; may grow."},
+    "auth_type": {
+        "type": "string",
+        "description": "Seen: api_key, none, oauth_v2, managed_auth, token_mint; may grow.",
+    },
     "app_domain": {"type": "string"},
     "logo_url": {"type": "string", "format": "uri"},
     "connect_url": {"type": "string", "format": "uri"},

@@ -6,7 +6,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from catalog.models import App, FeedDocument
 
-PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 
 
 def test_staff_can_search_and_filter_apps(staff_client, three_apps):
@@ -38,7 +40,8 @@ def _form_data(app, **changes):
     for i, op in enumerate(operations):
         data.update({
             f"operations-{i}-id": op.pk, f"operations-{i}-app": app.pk, f"operations-{i}-kind": op.kind,
-            f"operations-{i}-key": op.key, f"operations-{i}-name": op.name, f"operations-{i}-description": op.description,
+            f"operations-{i}-key": op.key, f"operations-{i}-name": op.name,
+            f"operations-{i}-description": op.description,
             f"operations-{i}-position": op.position, f"operations-{i}-listed": "on" if op.listed else "",
             f"operations-{i}-delivery_mode": op.delivery_mode, f"operations-{i}-http_method": op.http_method,
             f"operations-{i}-endpoint": op.endpoint,
@@ -47,7 +50,9 @@ def _form_data(app, **changes):
     return data
 
 
-def test_uploading_a_logo_stores_its_bytes_and_rebuilds_the_feed(staff_client, three_apps, client, django_capture_on_commit_callbacks):
+def test_uploading_a_logo_stores_its_bytes_and_rebuilds_the_feed(
+    staff_client, three_apps, client, django_capture_on_commit_callbacks
+):
     from config.celery import app as celery_app
 
     app = App.objects.get(slug="gamma")

@@ -25,15 +25,18 @@ def test_it_creates_apps_and_operations(db):
     assert App.objects.get(slug="alpha").auth_config == {"client_secret": "secret-of-alpha"}
 
 
+def updated_at() -> list:
+    return [*App.objects.values_list("updated_at", flat=True), *Operation.objects.values_list("updated_at", flat=True)]
+
+
 def test_importing_the_same_document_twice_changes_nothing(db):
     document = {"apps": [app_doc("alpha"), app_doc("beta")]}
     import_catalog(document)
-    stamps = list(App.objects.values_list("updated_at", flat=True)) + list(Operation.objects.values_list("updated_at", flat=True))
+    stamps = updated_at()
     report = import_catalog(document)
     assert (report.created, report.updated, report.unchanged) == ([], [], ["alpha", "beta"])
     assert not report.changed
-    again = list(App.objects.values_list("updated_at", flat=True)) + list(Operation.objects.values_list("updated_at", flat=True))
-    assert again == stamps
+    assert updated_at() == stamps
 
 
 def test_it_updates_by_slug_and_syncs_operations(db):
@@ -63,13 +66,25 @@ def test_apps_left_out_of_the_document_are_untouched(db):
     [
         ({}, "$: 'apps' is a required property"),
         ({"apps": [app_doc("Bad Slug")]}, "$.apps[0].slug: 'Bad Slug' does not match"),
-        ({"apps": [app_doc("ok"), app_doc("two", triggers=[{"key": "k"}])]}, "$.apps[1].triggers[0]: 'name' is a required property"),
+        (
+            {"apps": [app_doc("ok"), app_doc("two", triggers=[{"key": "k"}])]},
+            "$.apps[1].triggers[0]: 'name' is a required property",
+        ),
         ({"apps": [app_doc("ok", popularity=-1)]}, "$.apps[0].popularity: -1 is less than the minimum of 0"),
-        ({"apps": [app_doc("ok", surprise=1)]}, "$.apps[0]: Additional properties are not allowed ('surprise' was unexpected)"),
+        (
+            {"apps": [app_doc("ok", surprise=1)]},
+            "$.apps[0]: Additional properties are not allowed ('surprise' was unexpected)",
+        ),
         ({"apps": [app_doc("dup"), app_doc("dup")]}, "$.apps[1].slug: 'dup' already appears at $.apps[0]"),
         ({"apps": [app_doc("ok", retired_at="last tuesday")]}, "$.apps[0].retired_at: not an RFC 3339 time"),
-        ({"apps": [app_doc("ok", logo={"content_type": "image/png", "base64": "%%%"})]}, "$.apps[0].logo.base64: not valid base64"),
-        ({"apps": [app_doc("ok", actions=[{"key": "a", "name": "A"}, {"key": "a", "name": "B"}])]}, "$.apps[0].actions[1].key: 'a' already appears"),
+        (
+            {"apps": [app_doc("ok", logo={"content_type": "image/png", "base64": "%%%"})]},
+            "$.apps[0].logo.base64: not valid base64",
+        ),
+        (
+            {"apps": [app_doc("ok", actions=[{"key": "a", "name": "A"}, {"key": "a", "name": "B"}])]},
+            "$.apps[0].actions[1].key: 'a' already appears",
+        ),
     ],
 )
 def test_it_rejects_bad_documents_with_the_path_of_the_error(db, document, message):

@@ -5,7 +5,9 @@ import json
 from catalog.bulk import build_bulk
 from catalog.entries import DETAIL_FIELDS, SUMMARY_FIELDS
 
-INTERNAL_VALUES = ("internal.", "secret-of-", "{{internal}}", "self_registering", "client_secret", "new_thing", "create_thing")
+INTERNAL_VALUES = (
+    "internal.", "secret-of-", "{{internal}}", "self_registering", "client_secret", "new_thing", "create_thing"
+)
 
 
 def test_no_internal_field_or_value_appears_in_any_body(client, three_apps):

@@ -3,7 +3,8 @@ import json
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings as hypothesis_settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from catalog.bulk import build_bulk
 from catalog.feed import build_feed
@@ -18,7 +19,8 @@ def feed_schema(live_server, settings, transactional_db):
     settings.BASE_URL = live_server.url
     settings.ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
     settings.RATELIMIT_ENABLE = False
-    import_catalog({"apps": [app_doc("alpha"), app_doc("retiree", retired_at="2026-11-01T00:00:00+00:00"), app_doc("bare", logo=None)]})
+    retiree = app_doc("retiree", retired_at="2026-11-01T00:00:00+00:00")
+    import_catalog({"apps": [app_doc("alpha"), retiree, app_doc("bare", logo=None)]})
     build_feed()
     build_bulk()
     return schemathesis.openapi.from_url(f"{live_server.url}/catalog/v1/openapi.json")

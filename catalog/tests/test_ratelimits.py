@@ -204,7 +204,9 @@ def test_a_full_lease_table_forgets_the_lease_claimed_longest_ago():
     assert [key for key in "abcd" if memory.get(key) is not None] == ["b", "c", "d"]
 
 
-@pytest.mark.parametrize(("rate", "parsed"), [("300/5m", (300, 300)), ("10/h", (10, 3600)), ("7/2d", (7, 172800)), ("1/s", (1, 1))])
+@pytest.mark.parametrize(
+    ("rate", "parsed"), [("300/5m", (300, 300)), ("10/h", (10, 3600)), ("7/2d", (7, 172800)), ("1/s", (1, 1))]
+)
 def test_parse_rate(rate, parsed):
     assert ratelimits.parse_rate(rate) == parsed
 

@@ -27,7 +27,8 @@ def test_retiring_twice_keeps_the_first_time(three_apps):
 
 
 def test_after_the_window_the_app_leaves_and_its_urls_404(client, three_apps):
-    App.objects.filter(slug="beta").update(retired_at=timezone.now() - timedelta(days=settings.CATALOG_RETIREMENT_DAYS + 1))
+    past_the_window = timezone.now() - timedelta(days=settings.CATALOG_RETIREMENT_DAYS + 1)
+    App.objects.filter(slug="beta").update(retired_at=past_the_window)
     assert client.get("/catalog/v1/apps/beta").status_code == 200  # until the job runs
     assert expire_retired_apps() == ["beta"]
     assert client.get("/catalog/v1/apps/beta").status_code == 404

@@ -10,4 +10,5 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         build = build_feed()
         state = "rebuilt" if build.changed else "unchanged"
-        self.stdout.write(f"feed {state}: {build.count} apps, {build.details_written} details written, {build.details_removed} removed")
+        written, removed = build.details_written, build.details_removed
+        self.stdout.write(f"feed {state}: {build.count} apps, {written} details written, {removed} removed")

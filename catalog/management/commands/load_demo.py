@@ -25,5 +25,6 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote {apps} demo apps to {write}")
             return
         report = import_catalog(document)
-        self.stdout.write(f"demo catalog: {len(report.created)} created, {len(report.updated)} updated, {len(report.unchanged)} unchanged")
+        counts = f"{len(report.created)} created, {len(report.updated)} updated, {len(report.unchanged)} unchanged"
+        self.stdout.write(f"demo catalog: {counts}")
         self.stdout.write(f"feed: {build_feed().count} apps; bulk: {build_bulk().count} apps")
