@@ -100,7 +100,7 @@ def owner(django_user_model):
 
 @pytest.fixture
 def another_account(django_user_model):
-    """A second account, not the owner: what it makes (make_automation(user=another_account)) the owner never reaches."""
+    """A second account beside the owner; make_automation(user=another_account) gives it automations of its own."""
     return django_user_model.objects.create_user("another", "another@example.com", "pw-another-123")
 
 
@@ -118,7 +118,7 @@ def make_automation(owner):
 
 @pytest.fixture
 def eager_tasks():
-    """Celery tasks run in the calling process, as a worker would run them (tests of the whole path without a worker)."""
+    """Celery tasks run in the calling process, as a worker would run them (the whole path without a worker)."""
     from config.celery import app
 
     app.conf.task_always_eager = True

@@ -48,7 +48,7 @@ class _Client(RedisCacheClient):
     def incr(self, key, delta):
         value = self._run(_INCR_IF_EXISTS, key, delta)
         if value is None:
-            raise ValueError("Key '%s' not found." % key)
+            raise ValueError(f"Key '{key}' not found.")
         return value
 
     def incr_with_expiry(self, key, delta, timeout):

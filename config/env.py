@@ -49,7 +49,9 @@ def env_url(name: str, default: str) -> str:
     raw = os.environ.get(name, default).strip().rstrip("/")
     parts = urlsplit(raw)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ImproperlyConfigured(f"{name} must be an absolute http(s) URL such as https://app.example.com, got {raw!r}")
+        raise ImproperlyConfigured(
+            f"{name} must be an absolute http(s) URL such as https://app.example.com, got {raw!r}"
+        )
     if parts.path or parts.query or parts.fragment:
         raise ImproperlyConfigured(f"{name} must name only scheme, host and port, got {raw!r}")
     return raw
@@ -72,5 +74,7 @@ def env_rate(name: str, default: str) -> str:
 
     raw = os.environ.get(name, default).strip()
     if not re.fullmatch(r"[1-9]\d*/[1-9]?\d*[smhd]", raw):
-        raise ImproperlyConfigured(f"{name} must be a rate such as 300/5m (count/[n]unit, unit s, m, h or d), got {raw!r}")
+        raise ImproperlyConfigured(
+            f"{name} must be a rate such as 300/5m (count/[n]unit, unit s, m, h or d), got {raw!r}"
+        )
     return raw

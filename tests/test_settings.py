@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SET_BY_EACH_TEST = ("DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "URL_KEY_SECRET")
 PROBE = (
     "import django, json; django.setup(); from django.conf import settings as s; "
-    "print(json.dumps([s.DATABASES['default']['ENGINE'], s.CACHES['default']['BACKEND'], s.CELERY_BROKER_URL, s.DEBUG]))"
+    "print(json.dumps([s.DATABASES['default']['ENGINE'], s.CACHES['default']['BACKEND'], s.CELERY_BROKER_URL, "
+    "s.DEBUG]))"
 )
 
 
@@ -49,7 +50,8 @@ def test_without_database_and_redis_urls_it_runs_embedded(tmp_path):
 
 
 def test_with_urls_it_uses_postgresql_and_redis(tmp_path):
-    result = start({"DEBUG": "1", "DATABASE_URL": "postgres://u@127.0.0.1/db", "REDIS_URL": "redis://127.0.0.1:6379/3"}, tmp_path)
+    servers = {"DATABASE_URL": "postgres://u@127.0.0.1/db", "REDIS_URL": "redis://127.0.0.1:6379/3"}
+    result = start({"DEBUG": "1", **servers}, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
         '["django.db.backends.postgresql", "config.cache.RedisCache", "redis://127.0.0.1:6379/3", true]'

@@ -53,10 +53,10 @@ class Stack:
         self.processes: dict[str, subprocess.Popen] = {}
 
     def _start(self, name: str, *command: str) -> None:
-        log = open(self.logs / f"{name}.log", "ab")
-        self.processes[name] = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        with open(self.logs / f"{name}.log", "ab") as log:  # the child keeps its own copy of the descriptor
+            self.processes[name] = subprocess.Popen(
+                command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     def start_web(self, *, hooks_process: bool = False) -> None:
         """The web process as the Procfile runs it, or its hooks process (config/asgi.py) serving every path."""
@@ -83,9 +83,9 @@ class Stack:
         process.wait()
 
     def stop(self) -> None:
-        for name, process in list(self.processes.items()):
+        for process in list(self.processes.values()):
             os.killpg(process.pid, signal.SIGTERM)
-        for name, process in list(self.processes.items()):
+        for process in list(self.processes.values()):
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:

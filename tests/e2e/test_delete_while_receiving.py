@@ -18,7 +18,8 @@ from tests.e2e.stack import Stack, wait_until
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql", reason="end-to-end tests run on PostgreSQL and Redis"
+        not settings.REDIS_URL or connection.vendor != "postgresql",
+        reason="end-to-end tests run on PostgreSQL and Redis",
     ),
 ]
 
@@ -27,7 +28,8 @@ STEPS = [{"id": "who", "kind": "set_values", "values": {"n": "{{trigger.body.n}}
 
 
 def post(url: str, n: int) -> int:
-    return httpx.post(url, content=b'{"n": %d}' % n, headers={"Content-Type": "application/json"}, timeout=30).status_code
+    response = httpx.post(url, content=b'{"n": %d}' % n, headers={"Content-Type": "application/json"}, timeout=30)
+    return response.status_code
 
 
 def test_an_automation_deleted_right_after_a_webhook_is_gone_every_time(tmp_path, make_automation):

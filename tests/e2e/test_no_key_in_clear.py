@@ -152,7 +152,7 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
         assert stored in dump
     assert '"path": "/webservice-{key}"' in dump
     for log in ("web/web.log", "hooks/web.log"):
-        assert f'"POST /%61utomation%2D{{key}}?n=1 HTTP/1.1" 200' in logs[log], logs[log]
+        assert '"POST /%61utomation%2D{key}?n=1 HTTP/1.1" 200' in logs[log], logs[log]
         assert '"http://127.0.0.1:' in logs[log] and '/webservice-{key}" ' in logs[log]
         assert "/webservice-{key}" in logs[log]
     assert "Invalid HTTP request line: 'POST /automation-{key}\\x7f HTTP/1.1'" in logs["web/web.log"]
