@@ -19,8 +19,9 @@ from catalog.demo import demo_document
 from catalog.models import App, Operation
 import base64
 doc = demo_document(apps={apps}, operations={operations})
-apps = [App(slug=a["slug"], name=a["name"], description=a["description"], category=a["category"], auth_type=a["auth_type"],
-            app_domain=a["app_domain"], popularity=a["popularity"], published=a["published"], retired_at=None,
+apps = [App(slug=a["slug"], name=a["name"], description=a["description"], category=a["category"],
+            auth_type=a["auth_type"], app_domain=a["app_domain"], popularity=a["popularity"],
+            published=a["published"], retired_at=None,
             auth_config=a["auth_config"], logo=base64.b64decode(a["logo"]["base64"]) if a["logo"] else None,
             logo_content_type=a["logo"]["content_type"] if a["logo"] else "") for a in doc["apps"]]
 App.objects.bulk_create(apps, batch_size=1000)
@@ -29,9 +30,10 @@ ops = []
 for a in doc["apps"]:
     for kind in ("triggers", "actions"):
         for i, o in enumerate(a[kind]):
-            ops.append(Operation(app_id=ids[a["slug"]], kind=kind[:-1], key=o["key"], name=o["name"], description=o.get("description", ""),
-                                 position=i, endpoint=o.get("endpoint", ""), http_method=o.get("http_method", ""),
-                                 request_template=o.get("request_template", {{}}), delivery_mode=o.get("delivery_mode", "")))
+            ops.append(Operation(app_id=ids[a["slug"]], kind=kind[:-1], key=o["key"], name=o["name"],
+                                 description=o.get("description", ""), position=i, endpoint=o.get("endpoint", ""),
+                                 http_method=o.get("http_method", ""), request_template=o.get("request_template", {{}}),
+                                 delivery_mode=o.get("delivery_mode", "")))
 Operation.objects.bulk_create(ops, batch_size=5000)
 print(len(apps), len(ops))
 """
@@ -49,7 +51,8 @@ print("maxrss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 def run(env: dict, mode: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", MEASURE, mode], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
+    command = [sys.executable, "-c", MEASURE, mode]
+    out = subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
     values = dict(line.split() for line in out.splitlines() if line.split()[0] in ("elapsed", "maxrss_mb"))
     return {k: float(v) for k, v in values.items()}
 
@@ -73,7 +76,8 @@ def main() -> None:
     print("| case | wall s | peak RSS MB |")
     print("|---|---|---|")
     print(f"| process start only (baseline) | {idle['elapsed']:.2f} | {idle['maxrss_mb']:.0f} |")
-    print(f"| build_bulk {args.apps} apps x {args.operations} ops | {build['elapsed']:.2f} | {build['maxrss_mb']:.0f} |")
+    case = f"build_bulk {args.apps} apps x {args.operations} ops"
+    print(f"| {case} | {build['elapsed']:.2f} | {build['maxrss_mb']:.0f} |")
     print(f"artifact bytes (plain|gzip): {size}")
 
 

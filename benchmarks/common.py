@@ -15,12 +15,14 @@ ATTEMPTS = 60
 
 
 def bench_env(database: str, port: int) -> dict:
-    subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {database}"], check=True)
-    subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {database}"], check=True)
+    psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc"]
+    subprocess.run([*psql, f"DROP DATABASE IF EXISTS {database}"], check=True)
+    subprocess.run([*psql, f"CREATE DATABASE {database}"], check=True)
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "SECRET_KEY": "benchmark-only-secret-key",
+        "URL_KEY_SECRET": "benchmark-only-url-key-secret",
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
         "REDIS_URL": "redis://127.0.0.1:6379/2",
         "BASE_URL": f"http://127.0.0.1:{port}",
@@ -30,11 +32,16 @@ def bench_env(database: str, port: int) -> dict:
 
 
 def manage(env: dict, *args: str) -> str:
-    return subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
+    command = [PYTHON, "manage.py", *args]
+    return subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
 
 
-def start_gunicorn(env: dict, port: int, app: str = "config.wsgi", *, asgi: bool = False, host: str | None = None) -> subprocess.Popen:
-    """gunicorn as the Procfile runs it (config/gunicorn.py): 2 processes of 8 threads (BENCH_ overrides), no access log.
+def start_gunicorn(
+    env: dict, port: int, app: str = "config.wsgi", *, asgi: bool = False, host: str | None = None
+) -> subprocess.Popen:
+    """gunicorn as the Procfile runs it (config/gunicorn.py): 2 processes of 8 threads, no access log.
+
+    BENCH_WORKERS and BENCH_THREADS override the counts.
 
     asgi: as the Procfile's hooks process, on gunicorn's asyncio worker; its
     thread pool for requests other than webhooks has the same 8 threads.
@@ -69,7 +76,8 @@ def _listeners(port: int) -> int:
 
 def connections_per_process(port: int) -> list[int]:
     """How many established connections to `port` each server process holds, largest first."""
-    out = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{port} )"], check=True, capture_output=True, text=True).stdout
+    command = ["ss", "-tnpH", "state", "established", f"( sport = :{port} )"]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     counts: dict[str, int] = {}
     for pid in re.findall(r"pid=(\d+)", out):
         counts[pid] = counts.get(pid, 0) + 1
@@ -125,7 +133,7 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
     out, _ = run.communicate()
     if run.returncode:
         raise subprocess.CalledProcessError(run.returncode, command, out)
-    spent = [after - then for then, after in zip(before, _cpu_times())]
+    spent = [after - then for then, after in zip(before, _cpu_times(), strict=True)]
     return {**_parse(out), "split": split, "attempts": attempt + 1, "steal": spent[7] / (sum(spent) or 1),
             "stopped_requests": stopped["requests"], "stopped_errors": stopped["errors"]}
 

@@ -42,14 +42,15 @@ def drain_once(deliveries: int) -> float:
     env = bench_env("flowgate_bench_drain", 8934)
     subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)
     manage(env, "migrate", "--noinput")
-    ids = [int(pk) for pk in manage(env, "shell", "-c", SETUP.replace("COUNT", str(deliveries))).strip().splitlines()[-1].split()]
+    made = manage(env, "shell", "-c", SETUP.replace("COUNT", str(deliveries)))
+    ids = [int(pk) for pk in made.strip().splitlines()[-1].split()]
     subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)  # the replay queued on turn-on
     queue = f"from hooks import tasks; ids = {ids}\n" \
             "for s in range(0, len(ids), 50): tasks.process_deliveries.delay(ids[s:s + 50])"
     manage(env, "shell", "-c", queue)
     started = time.monotonic()
-    worker = subprocess.Popen([PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"],
-                              cwd=ROOT, env=env)
+    command = [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"]
+    worker = subprocess.Popen(command, cwd=ROOT, env=env)
     try:
         while True:
             done, total, succeeded, runs = _count()

@@ -64,14 +64,16 @@ def main() -> None:
                     return {**clients, "CLIENT_OFFSET": str(next(offsets))}
 
                 results[name].append(
-                    wrk(url, connections=args.connections, seconds=args.seconds, headers=headers, script="clients.lua", env=crowd)
+                    wrk(url, connections=args.connections, seconds=args.seconds, headers=headers,
+                        script="clients.lua", env=crowd)
                 )
     finally:
         server.terminate()
         server.wait()
 
     empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
-    print(f"\nrate limiting {'off' if args.no_ratelimit else 'on'}; {args.apps} apps, list body {size} bytes, {args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
+    print(f"\nrate limiting {'off' if args.no_ratelimit else 'on'}; {args.apps} apps, list body {size} bytes, "
+          f"{args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
     print("| case | req/s | p99 ms | vs empty view | non-2xx/3xx | connections per process |")
     print("|---|---|---|---|---|---|")
     for name, runs in results.items():

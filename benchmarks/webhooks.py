@@ -105,8 +105,8 @@ def main() -> None:
 
     accepted = sum(r["requests"] - r["errors"] + r["stopped_requests"] - r["stopped_errors"]
                    for (name, _), runs in results.items() if not name.startswith("(a)") for r in runs)
-    worker = subprocess.Popen([PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "4", "--loglevel", "WARNING"],
-                              cwd=ROOT, env=env)
+    command = [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "4", "--loglevel", "WARNING"]
+    worker = subprocess.Popen(command, cwd=ROOT, env=env)
     try:
         # The hooks process accepts far more than the worker drains (about 500 a second here), so this takes
         # minutes; it gives up only when a whole minute passes with no delivery done.
@@ -123,7 +123,9 @@ def main() -> None:
         worker.terminate()
         worker.wait()
 
-    print(f"\n{args.rounds} rounds x {args.seconds} s, median of rounds; wrk -t1; gunicorn {os.environ.get('BENCH_WORKERS', '2')} x {os.environ.get('BENCH_THREADS', '8')} threads")
+    workers, threads = os.environ.get("BENCH_WORKERS", "2"), os.environ.get("BENCH_THREADS", "8")
+    gunicorn = f"gunicorn {workers} x {threads} threads"
+    print(f"\n{args.rounds} rounds x {args.seconds} s, median of rounds; wrk -t1; {gunicorn}")
     print("| case | connections | req/s | p99 ms | vs (a) | vs (b) | errors | splits by round | steal % by round |")
     print("|---|---|---|---|---|---|---|---|---|")
     for connections in (4, 32):
@@ -136,15 +138,18 @@ def main() -> None:
             errors = sum(r["errors"] + r["socket_errors"] for r in runs)
             splits = " ".join("/".join(map(str, r["split"])) for r in runs)
             steal = " ".join(f"{r['steal']:.0%}".rstrip("%") for r in runs)
-            print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {rps / naive:.0%} | {errors} | {splits} | {steal} |")
+            ratios = f"{rps / empty:.0%} | {rps / naive:.0%}"
+            print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {ratios} | {errors} | {splits} | {steal} |")
     print("\nThe hooks process against (a) and (b) as the hooks process itself serves them:")
     print("| connections | Flowgate req/s | (a) req/s | (b) req/s | vs (a) | vs (b) |")
     print("|---|---|---|---|---|---|")
     for connections in (4, 32):
-        rps = {name: statistics.median(r["rps"] for r in results[(name, connections)]) for name in
-               ("Flowgate /automation-{key}, hooks process", "(a) empty view, hooks process", "(b) naive durable view, hooks process")}
+        names = ("Flowgate /automation-{key}, hooks process", "(a) empty view, hooks process",
+                 "(b) naive durable view, hooks process")
+        rps = {name: statistics.median(r["rps"] for r in results[(name, connections)]) for name in names}
         flowgate, empty, naive = rps.values()
-        print(f"| {connections} | {flowgate:.0f} | {empty:.0f} | {naive:.0f} | {flowgate / empty:.0%} | {flowgate / naive:.0%} |")
+        ratios = f"{flowgate / empty:.0%} | {flowgate / naive:.0%}"
+        print(f"| {connections} | {flowgate:.0f} | {empty:.0f} | {naive:.0f} | {ratios} |")
     print(f"\n200s answered by (b) and Flowgate: {accepted}; after the worker drained the queue: {counts}")
     print("\n| round trip, 1 connection | median ms | p99 ms | req/s |")
     print("|---|---|---|---|")
