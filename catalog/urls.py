@@ -1,9 +1,10 @@
 """Routes of the catalog feed under /catalog/v1/."""
 from django.urls import path, re_path
 
-from catalog import views
+from catalog import index, views
 
 urlpatterns = [
+    path("", index.routes, name="catalog-index"),
     path("apps", views.app_list, name="catalog-apps"),
     path("apps/<str:slug>", views.app_detail, name="catalog-app"),
     path("apps/<str:slug>/logo", views.app_logo, name="catalog-logo"),

@@ -1,7 +1,47 @@
-"""Views shared by every host."""
-from django.http import HttpResponse
+"""Views shared by every host, and the pages of BASE_URL that belong to no app: home, sign-up, docs."""
+import re
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from catalog.selectors import connectable_apps
+
+_DOC_NAME = re.compile(r"[a-z0-9-]+\.md")
 
 
 def health(request):
     """Liveness for load balancers: the process answers; touches no database."""
     return HttpResponse("ok", content_type="text/plain")
+
+
+def _doc_names() -> list[str]:
+    return sorted(path.name for path in (settings.BASE_DIR / "docs").glob("*.md"))
+
+
+@require_safe
+def home(request: HttpRequest) -> HttpResponse:
+    """What this service is, with links to the feed, its routes and OpenAPI document, and the docs."""
+    return render(request, "home.html", {"docs": _doc_names()})
+
+
+@require_safe
+def signup(request: HttpRequest) -> HttpResponse:
+    """The feed's connect_url ({base_url}/signup?app={slug}): names the app and says how to get an account.
+
+    Accounts are made by an administrator for now; a self-service sign-up arrives with the pages that need one.
+    """
+    slug = request.GET.get("app", "")
+    app = connectable_apps().filter(slug=slug).first() if slug else None
+    status = 404 if slug and app is None else 200
+    return render(request, "signup.html", {"app": app, "slug": slug}, status=status)
+
+
+@require_safe
+def doc(request: HttpRequest, name: str) -> HttpResponse:
+    """One of docs/*.md as plain text, as it reads in the repository."""
+    if not _DOC_NAME.fullmatch(name) or name not in _doc_names():
+        raise Http404("no such document")
+    text = (settings.BASE_DIR / "docs" / name).read_text(encoding="utf-8")
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")

@@ -1,11 +1,14 @@
-"""Paths of BASE_URL: catalog feed, interfaces, sign-in, OAuth server and admin."""
+"""Paths of BASE_URL: home, sign-up, docs, catalog feed, interfaces, sign-in, OAuth server and admin."""
 from django.contrib import admin
 from django.urls import include, path
 
 from config.sign_in import throttled
-from config.views import health
+from config.views import doc, health, home, signup
 
 urlpatterns = [
+    path("", home, name="home"),
+    path("signup", signup, name="signup"),
+    path("docs/<str:name>", doc, name="doc"),
     path("catalog/v1/", include("catalog.urls")),
     path("admin/login/", throttled(admin.site.login)),  # before admin's own, which it stands in for
     path("admin/", admin.site.urls),
