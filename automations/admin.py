@@ -65,9 +65,9 @@ class AutomationAdmin(admin.ModelAdmin):
         wanted = automation.enabled
         with transaction.atomic():
             if not change:
-                automation.issue_keys()
                 automation.enabled = False
                 automation.save()
+                services.issue_new_urls(automation=automation)
             else:
                 automation.enabled = Automation.objects.get(pk=automation.pk).enabled
                 automation.save()

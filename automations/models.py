@@ -1,8 +1,7 @@
 """Automations, their runs, lookup rows and web service usage."""
 from django.conf import settings
+from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
-
-from automations import keys
 
 
 def empty_definition() -> dict:
@@ -16,11 +15,8 @@ class Automation(models.Model):
     name = models.CharField(max_length=200)
     enabled = models.BooleanField(default=False, help_text="On: deliveries run. Off: they are kept and replayed when turned on.")
     definition = models.JSONField(default=empty_definition)
-    # Keys of the webhook and web service URLs: a lookup digest and a sealed copy (automations/keys.py).
-    hook_key_digest = models.CharField(max_length=64, unique=True, editable=False)
-    hook_key_sealed = models.TextField(editable=False)
-    webservice_key_digest = models.CharField(max_length=64, unique=True, editable=False)
-    webservice_key_sealed = models.TextField(editable=False)
+    # The keys of its webhook and web service URLs (publickeys/): deleted with it.
+    public_keys = GenericRelation("publickeys.PublicKey", content_type_field="target_type", object_id_field="target_id")
     trigger_state = models.JSONField(default=dict, blank=True, help_text="What the trigger remembers between runs.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -30,12 +26,6 @@ class Automation(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    def issue_keys(self) -> None:
-        """Give the automation fresh webhook and web service keys (the old URLs stop working)."""
-        hook, webservice = keys.new_key(), keys.new_key()
-        self.hook_key_digest, self.hook_key_sealed = keys.digest(hook), keys.seal(hook)
-        self.webservice_key_digest, self.webservice_key_sealed = keys.digest(webservice), keys.seal(webservice)
 
     @property
     def settings(self) -> dict:

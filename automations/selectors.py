@@ -1,12 +1,15 @@
 """Reads on automations: finding one by the key of its web service URL."""
-from automations import keys
 from automations.models import Automation
+from publickeys.models import PublicKey
+from publickeys.selectors import target_id_for_key
 
 
 def automation_for_web_service_key(key: str) -> Automation | None:
-    """The automation whose web service URL ends in key, read afresh: a call needs its current definition."""
-    wanted = keys.digest(key)
-    automation = Automation.objects.filter(webservice_key_digest=wanted).first()
-    if automation is None or not keys.matches(key, automation.webservice_key_digest):
+    """The automation whose web service URL ends in key, read afresh: a call needs its current definition.
+
+    A miss costs the one lookup of publickeys; a hit one query more.
+    """
+    automation_id = target_id_for_key(purpose=PublicKey.Purpose.WEB_SERVICE, key=key)
+    if automation_id is None:
         return None
-    return automation
+    return Automation.objects.filter(pk=automation_id).first()

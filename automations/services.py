@@ -7,9 +7,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from automations import definition as definitions
-from automations import deletion, keys, lifecycle
+from automations import deletion, lifecycle
 from automations.exceptions import NotOff, QuotaExceeded
 from automations.models import Automation, LookupRow, Run, WebServiceUsage
+from publickeys import selectors as key_selectors
+from publickeys import services as key_services
+from publickeys.models import PublicKey
+
+URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE)
 
 
 def _stored(document: dict) -> dict:
@@ -21,9 +26,8 @@ def _stored(document: dict) -> dict:
 @transaction.atomic
 def create_automation(*, owner, name: str, definition: dict, enabled: bool = False) -> Automation:
     """A new automation with fresh URL keys; the definition is validated first."""
-    automation = Automation(owner=owner, name=name, definition=_stored(definition), enabled=False)
-    automation.issue_keys()
-    automation.save()
+    automation = Automation.objects.create(owner=owner, name=name, definition=_stored(definition), enabled=False)
+    _issue_urls(automation)
     if enabled:
         turn_on(automation=automation)
     return automation
@@ -83,22 +87,24 @@ def issue_new_urls(*, automation: Automation) -> None:
     """New webhook and web service keys, for URLs shown where they should not have been: the old ones answer 404.
 
     A process that remembered an old webhook key still takes it for up to
-    automations.selectors.HOOK_KEY_MEMORY_SECONDS.
+    hooks.selectors.HOOK_KEY_MEMORY_SECONDS.
     """
-    automation = Automation.objects.select_for_update().get(pk=automation.pk)
-    automation.issue_keys()
-    automation.save(update_fields=["hook_key_digest", "hook_key_sealed", "webservice_key_digest",
-                                   "webservice_key_sealed", "updated_at"])
+    _issue_urls(Automation.objects.select_for_update().get(pk=automation.pk))
+
+
+def _issue_urls(automation: Automation) -> None:
+    for purpose in URL_PURPOSES:
+        key_services.issue_key(purpose=purpose, target=automation)
 
 
 def hook_url(automation: Automation) -> str | None:
-    key = keys.unseal(automation.hook_key_sealed)
-    return f"{settings.HOOKS_URL}/automation-{key}" if key else None
+    """The automation's webhook URL; None when its key was sealed under another URL_KEY_SECRET."""
+    return key_selectors.url_of(purpose=PublicKey.Purpose.WEBHOOK, target=automation)
 
 
 def web_service_url(automation: Automation) -> str | None:
-    key = keys.unseal(automation.webservice_key_sealed)
-    return f"{settings.HOOKS_URL}/webservice-{key}" if key else None
+    """The automation's web service URL; None when its key was sealed under another URL_KEY_SECRET."""
+    return key_selectors.url_of(purpose=PublicKey.Purpose.WEB_SERVICE, target=automation)
 
 
 def start_run(*, automation: Automation, trigger: dict, source: str, attempt: int = 1) -> Run:

@@ -24,21 +24,21 @@ from django.http import HttpResponse  # noqa: E402
 from django.urls import re_path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 
-from automations import keys  # noqa: E402
-from automations.models import Automation  # noqa: E402
 from config import hosts  # noqa: E402
 from hooks import tasks  # noqa: E402
 from hooks.models import Delivery  # noqa: E402
+from publickeys.models import PublicKey  # noqa: E402
+from publickeys.selectors import target_id_for_key  # noqa: E402
 
 
 @csrf_exempt
 def naive(request, key):
-    automation = Automation.objects.filter(hook_key_digest=keys.digest(key)).first()
-    if automation is None:
+    automation_id = target_id_for_key(purpose=PublicKey.Purpose.WEBHOOK, key=key)
+    if automation_id is None:
         return HttpResponse(status=404)
     body = request.body
     delivery = Delivery.objects.create(
-        automation=automation, method=request.method, path=request.path, query_string="", content_type="",
+        automation_id=automation_id, method=request.method, path=request.path, query_string="", content_type="",
         body=body, body_digest=hashlib.sha256(body).hexdigest(),
     )
     tasks.process_delivery.delay(delivery.pk)

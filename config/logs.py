@@ -14,7 +14,7 @@ import logging
 
 from gunicorn import glogging
 
-from automations.keys import redact
+from publickeys.redaction import redact
 
 WITHHELD = "a log record was withheld: it could not be redacted"
 _TRACEBACKS = logging.Formatter()

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "config",  # system checks of the settings (config/checks.py)
     "catalog",
+    "publickeys",
     "automations",
     "hooks",
     "interfaces",
@@ -212,7 +213,7 @@ CATALOG_BULK_MINUTE = env_int("CATALOG_BULK_MINUTE", 0, minimum=0)
 
 # --- Automations, webhook and web service URLs (SPEC 4.2, 6, 7.2, 7.3, 8) --
 # Keys of public URLs are looked up by their HMAC and kept encrypted under
-# this secret; changing it retires every issued URL (automations/keys.py).
+# this secret; changing it retires every issued URL (publickeys/crypto.py).
 URL_KEY_SECRET = env_str("URL_KEY_SECRET") or SECRET_KEY
 # Bodies larger than this get 413 before they are read.
 HOOK_MAX_BODY_BYTES = env_int("HOOK_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1)

@@ -1,7 +1,8 @@
 """Reads on hooks: the automation a webhook key names, remembered per process for a few seconds."""
-from automations import keys
-from automations.models import Automation
 from config import process_cache
+from publickeys import crypto
+from publickeys.models import PublicKey
+from publickeys.selectors import target_id_for_key
 
 # Webhook keys that were found are remembered per process this long, so that
 # a webhook costs no lookup query. A deleted automation is still refused at
@@ -13,29 +14,29 @@ _remembered = process_cache.named("hooks.webhook_keys", max_size=10_000, seconds
 
 
 def automation_id_for_hook_key(key: str, *, fresh: bool = False) -> int | None:
-    """The id of the automation whose webhook URL ends in key. A miss always costs one digest and one indexed query.
+    """The id of the automation whose webhook URL ends in key; a miss costs the one lookup of publickeys.
 
     fresh: ask the database even if this process remembers the key (a miss then forgets it).
     """
-    wanted = keys.digest(key)
-    hit = None if fresh else _remembered.get(wanted)
+    remembered_as = crypto.digest(key)  # the key itself is never kept, even in memory
+    hit = None if fresh else _remembered.get(remembered_as)
     if hit is not None:
         return hit
-    row = Automation.objects.filter(hook_key_digest=wanted).values_list("pk", "hook_key_digest").first()
-    if row is None or not keys.matches(key, row[1]):
-        _remembered.pop(wanted)
+    automation_id = target_id_for_key(purpose=PublicKey.Purpose.WEBHOOK, key=key)
+    if automation_id is None:
+        _remembered.pop(remembered_as)
         return None
-    _remembered.set(wanted, row[0])
-    return row[0]
+    _remembered.set(remembered_as, automation_id)
+    return automation_id
 
 
 def remembered_hook_key(key: str) -> int | None:
     """The automation id for key if this process remembers it, else None (unknown, or not yet looked up)."""
-    return _remembered.get(keys.digest(key))
+    return _remembered.get(crypto.digest(key))
 
 
 def forget_hook_key(key: str) -> None:
-    _remembered.pop(keys.digest(key))
+    _remembered.pop(crypto.digest(key))
 
 
 def forget_hook_keys() -> None:

@@ -11,7 +11,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from automations import engine, jsonsafe, keys
+from automations import engine, jsonsafe
 from automations import services as automation_services
 from automations.models import Automation, Run
 from automations.steps import PAST_TIME_LIMIT
@@ -19,6 +19,7 @@ from hooks import intake, tasks
 from hooks.incoming import Incoming
 from hooks.models import Delivery
 from hooks.trigger import trigger_data
+from publickeys.redaction import redact
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def new_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepted:
     return intake.Accepted(
         automation_id=automation_id,
         method=incoming.method,
-        path=keys.redact(incoming.path)[:2048],  # a key is a password: never stored in clear beside its digest
+        path=redact(incoming.path)[:2048],  # a key is a password: never stored in clear beside its digest
         # Text columns refuse NUL on PostgreSQL: one such row would fail the whole batch's INSERT.
         query_string=jsonsafe.clean_text(incoming.query_string),
         content_type=jsonsafe.clean_text(incoming.content_type[:255]),

@@ -17,12 +17,13 @@ from django.utils import timezone
 
 from automations import engine
 from automations import services as automation_services
-from automations import keys, selectors
+from automations import selectors
 from automations.exceptions import WebServiceInactive, WebServiceNotFound
 from automations.models import Automation, Run
 from automations.steps import WAIT_TIMED_OUT
 from hooks.incoming import Incoming
 from hooks.trigger import trigger_data
+from publickeys.redaction import redact
 
 # Headers a respond step may not set: they belong to the connection or to CORS, which this service owns.
 _RESERVED = {"connection", "content-length", "transfer-encoding", "keep-alive", "upgrade", "trailer",
@@ -72,7 +73,7 @@ def call(*, key: str, incoming: Incoming) -> Answer:
 def _run(automation, incoming: Incoming) -> Answer:
     trigger = trigger_data(
         body=incoming.body, content_type=incoming.content_type, query_string=incoming.query_string,
-        path=keys.redact(incoming.path),
+        path=redact(incoming.path),
     )
     run = automation_services.start_run(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE)
     try:

@@ -8,7 +8,7 @@ from gunicorn.util import unquote_to_wsgi_str
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from automations.keys import PLACEHOLDER, SEPARATORS, redact
+from publickeys.redaction import PLACEHOLDER, SEPARATORS, redact
 
 KEY = "Zq3-x_9KpL0aBcDeFgHiJkLmNoPqRsTu"
 

@@ -1,0 +1,59 @@
+"""Reads on public keys: the one lookup of a key, and the key and URL a target has for a purpose."""
+import hmac
+
+from django.conf import settings
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+
+from publickeys import crypto
+from publickeys.models import PublicKey
+
+Purpose = PublicKey.Purpose
+
+# Where each purpose's URL lives (SPEC 4.2, 4.3): the setting of its host and its path, {key} in place of the key.
+URL_SHAPES = {
+    Purpose.WEBHOOK: ("HOOKS_URL", "/automation-{key}"),
+    Purpose.WEB_SERVICE: ("HOOKS_URL", "/webservice-{key}"),
+    Purpose.FORM: ("BASE_URL", "/form/{key}"),
+    Purpose.ONE_TIME_FORM: ("BASE_URL", "/form/s/{key}"),
+    Purpose.FORM_SESSION: ("BASE_URL", "/form/run/{key}"),
+    Purpose.CHAT_WIDGET: ("BASE_URL", "/webchat/{key}"),
+    Purpose.APPROVAL_QUEUE: ("BASE_URL", "/moderation?queue={key}"),
+}
+
+
+def target_id_for_key(*, purpose: str, key: str) -> int | None:
+    """The id of the target whose URL of this purpose ends in key, or None.
+
+    Any string is a key to look up. Every miss (unknown, altered, of another
+    purpose, retired, of a deleted target) costs what a hit costs: one keyed
+    digest and one query on the digest's unique index.
+    """
+    wanted = crypto.digest(key)
+    live = PublicKey.objects.filter(digest=wanted, purpose=purpose, retired_at__isnull=True)
+    for found_id, stored in live.values_list("target_id", "digest")[:1]:
+        if hmac.compare_digest(wanted, stored):
+            return found_id
+    return None
+
+
+def key_of(*, purpose: str, target: models.Model) -> str | None:
+    """The live key of target's URL of this purpose; None if it has none, or it was sealed under another secret."""
+    sealed = (
+        PublicKey.objects.filter(
+            target_type=ContentType.objects.get_for_model(target), target_id=target.pk, purpose=purpose,
+            retired_at__isnull=True,
+        )
+        .values_list("sealed", flat=True)
+        .first()
+    )
+    return crypto.unseal(sealed) if sealed else None
+
+
+def url_of(*, purpose: str, target: models.Model) -> str | None:
+    """The full URL of target for this purpose, as its owner sees it; None when key_of() is None."""
+    key = key_of(purpose=purpose, target=target)
+    if key is None:
+        return None
+    host_setting, path = URL_SHAPES[purpose]
+    return getattr(settings, host_setting) + path.format(key=key)
