@@ -66,7 +66,7 @@ def check_pgbouncer(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     """E002: PostgreSQL is reached through a PgBouncer older than 1.21 that pools by transaction.
 
     The webhook intake inserts deliveries with a statement prepared once per
-    connection (hooks/intake.py). Before 1.21, PgBouncer pooling by
+    connection (hooks/statements.py). Before 1.21, PgBouncer pooling by
     transaction runs each transaction on any server connection, where the
     statement was never prepared. PgBouncer cannot be told from PostgreSQL
     over a client connection, so PGBOUNCER_VERSION says it is there.
