@@ -14,8 +14,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-from config.wsgi import application  # noqa: E402,F401  (Flowgate as shipped, webhook entry included)
-
 import functools  # noqa: E402
 import hashlib  # noqa: E402
 from importlib import import_module  # noqa: E402
@@ -25,6 +23,7 @@ from django.urls import re_path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 
 from config import hosts  # noqa: E402
+from config.wsgi import application  # noqa: E402,F401  (Flowgate as shipped, webhook entry included)
 from hooks import tasks  # noqa: E402
 from hooks.models import Delivery  # noqa: E402
 from publickeys.models import PublicKey  # noqa: E402
