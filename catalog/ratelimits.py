@@ -200,11 +200,7 @@ def _claim(key: str, units: int, timeout: int) -> int:
     if hasattr(cache, "incr_with_expiry"):  # config.cache.RedisCache: one round trip
         return cache.incr_with_expiry(key, units, timeout)
     cache.add(key, 0, timeout)
-    total = cache.incr(key, units)
-    # Django's incr (get, then set) stores the total under the default timeout of 300 s: without this, an hourly
-    # window's counter on the embedded file cache was forgotten five minutes after its last claim.
-    cache.touch(key, timeout)
-    return total
+    return cache.incr(key, units)  # config.cache.FileCache keeps the expiry; Django's incr would reset it
 
 
 _leases = Leases(process_cache.named("catalog.feed_rate_leases", max_size=MAX_LEASES))

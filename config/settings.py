@@ -151,15 +151,14 @@ if REDIS_URL:
 else:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "BACKEND": "config.cache.FileCache",
             "LOCATION": str(VAR_DIR / "cache"),
             "KEY_PREFIX": "flowgate",
         }
     }
 
-# The embedded file cache is shared by all processes of one machine but its
-# increments are not atomic: rate limits may let a few extra requests through
-# under concurrency. Production sets REDIS_URL.
+# The embedded file cache is shared by all processes of one machine. Its counters keep their expiry and lose no
+# count (config/cache.py), but every count is a file written: production sets REDIS_URL.
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

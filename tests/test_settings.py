@@ -44,8 +44,7 @@ def test_without_database_and_redis_urls_it_runs_embedded(tmp_path):
     result = start({"DEBUG": "1"}, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        '["django.db.backends.sqlite3", "django.core.cache.backends.filebased.FileBasedCache", '
-        '"filesystem://localhost//", true]'
+        '["django.db.backends.sqlite3", "config.cache.FileCache", "filesystem://localhost//", true]'
     )
     assert (tmp_path / "broker" / "queue").is_dir()
 
