@@ -229,6 +229,9 @@ DELIVERY_LEASE_SECONDS = env_int("DELIVERY_LEASE_SECONDS", 300, minimum=5)
 # The sweeper runs this often and re-enqueues deliveries accepted at least
 # this long ago that no task has picked up.
 DELIVERY_SWEEP_SECONDS = env_int("DELIVERY_SWEEP_SECONDS", 30, minimum=1)
+# How often beat looks for waiting runs whose time has come and for resumed runs whose worker was lost
+# (automations/runs.py). A delay ending within this much of a sweep is queued for its exact time.
+RUN_SWEEP_SECONDS = env_int("RUN_SWEEP_SECONDS", 15, minimum=1)
 WEB_SERVICE_MONTHLY_QUOTA = env_int("WEB_SERVICE_MONTHLY_QUOTA", 10000, minimum=0)
 WEB_SERVICE_TIMEOUT_SECONDS = env_int("WEB_SERVICE_TIMEOUT_SECONDS", 30, minimum=1)
 HTTP_STEP_TIMEOUT_SECONDS = env_int("HTTP_STEP_TIMEOUT_SECONDS", 30, minimum=1)
@@ -306,6 +309,11 @@ CELERY_BEAT_SCHEDULE = {
     "hooks-sweep-deliveries": {
         "task": "hooks.sweep_deliveries",
         "schedule": DELIVERY_SWEEP_SECONDS,
+    },
+    # DESIGN.md contract 5: waiting runs go on when their time comes, even if the task queued then was lost.
+    "automations-sweep-runs": {
+        "task": "automations.sweep_runs",
+        "schedule": RUN_SWEEP_SECONDS,
     },
 }
 

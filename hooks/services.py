@@ -7,15 +7,14 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import DatabaseError, connection, transaction
-from django.db.models import F, Q
+from django.db import DatabaseError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from automations import engine, jsonsafe
-from automations import services as automation_services
+from automations import engine, jsonsafe, runs
 from automations.models import Automation, Run
 from automations.steps import PAST_TIME_LIMIT
-from hooks import intake, tasks
+from hooks import intake, statements, tasks
 from hooks.incoming import Incoming
 from hooks.models import Delivery
 from hooks.trigger import trigger_data
@@ -24,6 +23,7 @@ from publickeys.redaction import redact
 logger = logging.getLogger(__name__)
 
 COMPLETED = (Run.Status.SUCCEEDED, Run.Status.STOPPED)  # a run stopped by a condition also completed
+SETTLED = (*COMPLETED, Run.Status.WAITING)  # its delivery is done: a waiting run goes on without it
 
 
 def accept_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepted:
@@ -77,21 +77,9 @@ def _claim(delivery_id: int, token: uuid.UUID) -> Delivery | None:
     claim is an attempt.
     """
     now = timezone.now()
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in Delivery._meta.concrete_fields)
-    claim, claim_params = _assignments(Delivery, {
-        "status": Delivery.Status.RUNNING, "claim": token,
-        "lease_until": now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS),
-    })
-    now_param = _db_value(Delivery, "lease_until", now)
-    # Conditions on the row's own columns only: PostgreSQL re-checks those against a concurrent
-    # claimer's committed row, but not a subquery (which a join in the filter would become).
-    rows = Delivery.objects.raw(
-        f"UPDATE {Delivery._meta.db_table} SET {claim}, attempts = attempts + 1 "
-        f"WHERE id = %s AND ((status = %s AND (not_before IS NULL OR not_before <= %s)) OR (status = %s AND lease_until < %s)) "
-        f"RETURNING {columns}",
-        [*claim_params, delivery_id, Delivery.Status.PENDING, now_param, Delivery.Status.RUNNING, now_param],
-    )
-    return next(iter(rows), None)
+    lease_until = now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
+    changes = {"status": Delivery.Status.RUNNING, "claim": token, "lease_until": lease_until}
+    return statements.claim(delivery_id, changes, now)
 
 
 def run_time_limit() -> float:
@@ -115,7 +103,9 @@ def process_delivery(*, delivery_id: int) -> None:
     Never raises for anything a delivery carries: a delivery that cannot be
     run for a fault of ours is retried as its automation's retries say, then
     failed with the reason (Delivery.error, and a failed run in Execution
-    History), so that every accepted delivery ends.
+    History), so that every accepted delivery ends. The delivery is done once
+    its run has completed or waits: a waiting run is the run's business
+    (automations/runs.py), never retried or re-queued from here.
     """
     claimed_at = time.monotonic()
     automation = Automation.objects.filter(enabled=True, deliveries__pk=delivery_id).first()
@@ -134,7 +124,7 @@ def process_delivery(*, delivery_id: int) -> None:
         return
     try:
         with transaction.atomic():
-            run = _start(delivery, automation)
+            run = _start(delivery, automation, token)
     except Exception as error:  # noqa: BLE001: whatever the bytes, the delivery must end
         # A delete that went through first refuses the run's foreign key at commit (IntegrityError), or
         # PostgreSQL breaks a lock cycle with it by failing this transaction (a deadlock).
@@ -152,26 +142,24 @@ def process_delivery(*, delivery_id: int) -> None:
 def _abandon_previous(delivery: Delivery) -> None:
     """The run a lost worker left behind is marked abandoned: it never finished and never will."""
     if delivery.run_id:
-        Run.objects.filter(pk=delivery.run_id, status=Run.Status.RUNNING).update(
-            status=Run.Status.ABANDONED, finished_at=timezone.now(), error="its worker was lost; the delivery ran again"
-        )
+        runs.abandon(delivery.run_id, "its worker was lost; the delivery ran again")
 
 
-def _start(delivery: Delivery, automation: Automation) -> Run | None:
-    """Suppress the delivery (None), or commit its run, with the delivery's link to it, before any step runs."""
+def _start(delivery: Delivery, automation: Automation, token: uuid.UUID) -> Run | None:
+    """Suppress the delivery (None), or commit its run, held by this claim, with the delivery's link to it."""
     _abandon_previous(delivery)
     if automation.suppress_duplicates and (original := _original_run(delivery)):
         Delivery.objects.filter(pk=delivery.pk).update(
             status=Delivery.Status.SUPPRESSED, suppressed_by_id=original, claim=None, lease_until=None
         )
-        Run.objects.filter(pk=original).update(suppressed_count=F("suppressed_count") + 1)
+        runs.count_suppressed(original)
         return None
     trigger = trigger_data(
         body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string,
         path=delivery.path,
     )
-    run = automation_services.start_run(
-        automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts
+    run = runs.start(
+        automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, attempt=delivery.attempts, claim=token
     )
     Delivery.objects.filter(pk=delivery.pk).update(run=run)
     return run
@@ -194,10 +182,7 @@ def _end_without_run(delivery: Delivery, token: uuid.UUID, reason: str) -> None:
             claim=None, lease_until=None, error=reason, **changes
         ):
             return  # another worker took it over meanwhile
-        run = Run.objects.create(
-            automation=automation, source=Run.Source.WEBHOOK, attempt=delivery.attempts, status=Run.Status.FAILED,
-            error=reason, finished_at=timezone.now(),
-        )
+        run = runs.failed(automation=automation, source=Run.Source.WEBHOOK, attempt=delivery.attempts, reason=reason)
         Delivery.objects.filter(pk=delivery.pk).update(run=run)
         if retry_in is not None:
             _retry_later(delivery.pk, retry_in)
@@ -213,10 +198,15 @@ def _retry_later(delivery_id: int, seconds: int) -> None:
 
 
 def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
+    """The gate of exactly-once completion: the run's outcome and the delivery's end commit together, or neither.
+
+    Neither when this worker no longer holds both: another worker took the
+    delivery over (its lease ran out) and abandoned this run.
+    """
     automation = delivery.automation
     changes = {"claim": None, "lease_until": None}
     retry_in = None
-    if run.status in COMPLETED:
+    if run.status in SETTLED:
         changes.update(status=Delivery.Status.DONE, error="")
     elif delivery.attempts < automation.retry_attempts:
         retry_in = _backoff(delivery)
@@ -224,50 +214,15 @@ def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
         changes["error"] = run.error
     else:
         changes.update(status=Delivery.Status.FAILED, error=run.error)
-    if _complete(delivery.pk, token, run, changes):
+    # The delivery's row first, then the run's: the order a delete takes them in (automations/deletion.py).
+    with transaction.atomic():
+        if not Delivery.objects.filter(pk=delivery.pk, claim=token, status=Delivery.Status.RUNNING).update(**changes):
+            return  # another worker took the delivery over and abandons, or has abandoned, this run
+        if not runs.settle(run, token):
+            transaction.set_rollback(True)
+            return
         if retry_in is not None:
             _retry_later(delivery.pk, retry_in)
-    else:
-        # Not saved through the instance: the run is gone if its automation was deleted meanwhile.
-        run.status, run.error = Run.Status.ABANDONED, "another worker took this delivery over (its lease ran out)"
-        Run.objects.filter(pk=run.pk).update(**{name: getattr(run, name) for name in engine.OUTCOME_FIELDS})
-
-
-def _complete(delivery_id: int, token: uuid.UUID, run: Run, changes: dict) -> bool:
-    """The gate of exactly-once completion: if this worker still holds the claim, apply changes and save the run's outcome.
-
-    Both writes commit together or not at all; True if they did. On
-    PostgreSQL they are one statement (the gate a data-modifying WITH): one
-    round trip and one short transaction instead of BEGIN, two updates and
-    COMMIT.
-    """
-    if connection.vendor != "postgresql":
-        with transaction.atomic():
-            if not Delivery.objects.filter(pk=delivery_id, claim=token, status=Delivery.Status.RUNNING).update(**changes):
-                return False
-            run.save(update_fields=engine.OUTCOME_FIELDS)
-            return True
-    gate, gate_params = _assignments(Delivery, changes)
-    outcome, outcome_params = _assignments(Run, {name: getattr(run, name) for name in engine.OUTCOME_FIELDS})
-    claim = _db_value(Delivery, "claim", token)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH gate AS (UPDATE {Delivery._meta.db_table} SET {gate} WHERE id = %s AND claim = %s AND status = %s RETURNING id) "
-            f"UPDATE {Run._meta.db_table} SET {outcome} WHERE id = %s AND EXISTS (SELECT FROM gate) RETURNING id",
-            [*gate_params, delivery_id, claim, Delivery.Status.RUNNING, *outcome_params, run.pk],
-        )
-        return cursor.fetchone() is not None
-
-
-def _assignments(model, values: dict) -> tuple[str, list]:
-    """SET clause and parameters for these field values, prepared as the ORM prepares them for saving."""
-    clause = ", ".join(f"{connection.ops.quote_name(model._meta.get_field(name).column)} = %s" for name in values)
-    return clause, [_db_value(model, name, value) for name, value in values.items()]
-
-
-def _db_value(model, name: str, value):
-    """A value as the ORM sends it for this field (a UUID as hex on SQLite, say)."""
-    return model._meta.get_field(name).get_db_prep_save(value, connection)
 
 
 def process_deliveries(*, delivery_ids: list[int]) -> None:

@@ -5,19 +5,20 @@ caller gets its answer the moment the run ends. With no respond step, a run
 that completed answers 200 {"status": "succeeded"|"stopped", "run_id": n}
 and a failed one 500 {"error": "the automation failed", "run_id": n}. A run
 still going at WEB_SERVICE_TIMEOUT_SECONDS starts no further step and
-answers 504 {"error": "the automation did not answer in time"}.
+answers 504 {"error": "the automation did not answer in time"}. A run that
+reaches a step that waits (a delay) answers what a respond step before it
+set, or 202 {"status": "waiting", "run_id": n}; the run goes on in a worker.
 """
 import json
 import time
+import uuid
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import IntegrityError
-from django.utils import timezone
 
-from automations import engine
+from automations import engine, runs, selectors
 from automations import services as automation_services
-from automations import selectors
 from automations.exceptions import WebServiceInactive, WebServiceNotFound
 from automations.models import Automation, Run
 from automations.steps import WAIT_TIMED_OUT
@@ -75,19 +76,20 @@ def _run(automation, incoming: Incoming) -> Answer:
         body=incoming.body, content_type=incoming.content_type, query_string=incoming.query_string,
         path=redact(incoming.path),
     )
-    run = automation_services.start_run(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE)
+    claim = uuid.uuid4()
+    run = runs.start(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE, claim=claim)
     try:
         response = engine.advance(run, deadline=time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS)
-        saved = Run.objects.filter(pk=run.pk).update(**{name: getattr(run, name) for name in engine.OUTCOME_FIELDS})
+        saved = runs.settle(run, claim)
     except Exception:
-        Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
-            status=Run.Status.FAILED, error="internal error", finished_at=timezone.now()
-        )
+        runs.fail(run, claim, "internal error")
         raise
     if not saved:
         raise WebServiceNotFound()  # the automation, and its run with it, was deleted while the run went on
     if response is not None:
         return _from_response(response)
+    if run.status == Run.Status.WAITING:
+        return _json(202, {"status": run.status, "run_id": run.pk})
     if run.status == Run.Status.FAILED and run.error.endswith(WAIT_TIMED_OUT):
         return _json(504, {"error": "the automation did not answer in time", "run_id": run.pk})
     if run.status == Run.Status.FAILED:

@@ -6,11 +6,16 @@ filled (automations/paths.py) and returns the step's output, which later
 steps read as `steps.<id>`. A step raises StepFailed to fail the run, or
 StopRun to end it early without failing. Adding a kind is adding a module
 here: the schema and the engine find it.
+
+A step that waits (for a time, later for a person) raises Wait; the run is
+then `waiting` and holds nothing. When it is resumed, the engine calls the
+module's resume(waiting_for, answer) instead of run(), and its return value
+is the step's output.
 """
 import importlib
-import time
 import pkgutil
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 
@@ -31,6 +36,19 @@ class StopRun(Exception):
     """The run ends here, successfully: a condition was false."""
 
 
+class Wait(Exception):
+    """The run waits here, holding no worker, lease or lock, until beat resumes it (at `until`) or an answer does.
+
+    waiting_for says what for, as Execution History shows it: JSON, with at
+    least "kind" (the step kind); the engine adds the step's id.
+    """
+
+    def __init__(self, waiting_for: dict, until=None):
+        super().__init__(waiting_for.get("kind", "wait"))
+        self.waiting_for = waiting_for
+        self.until = until  # an aware datetime, or None: only an answer resumes the run
+
+
 @dataclass
 class StepContext:
     automation: "object"  # automations.models.Automation
@@ -47,7 +65,6 @@ class StepContext:
         if left <= 0:
             raise StepFailed(self.past_deadline)
         return min(wanted, left)
-    notes: list = field(default_factory=list)
 
 
 @cache

@@ -14,6 +14,7 @@ from django.db import IntegrityError, connection, connections, transaction
 from django.db.models.deletion import get_candidate_relations_to_delete
 from django.test import Client
 
+from automations import runs
 from automations import services as automation_services
 from automations.models import Automation, LookupRow, Run
 from hooks import intake
@@ -141,7 +142,7 @@ def claim_and_start_run(*, automation, delivery, gate):
     """The worker's transaction: the claimed delivery's row locked, its run inserted and linked, held before commit."""
     with transaction.atomic():
         Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.RUNNING)
-        run = automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
+        run = runs.start(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
         Delivery.objects.filter(pk=delivery.pk).update(run=run)
         gate.hold()
     return run
@@ -186,14 +187,14 @@ def test_a_worker_whose_run_would_commit_after_the_delete_ends_quietly(make_auto
     automation = make_automation(STEPS)
     path = hook_path(automation)
     delivery = committed_delivery(automation)
-    gate, start_run = Gate(), automation_services.start_run
+    gate, start_run = Gate(), runs.start
 
     def start_run_then_wait(**kwargs):
         run = start_run(**kwargs)
         gate.hold()
         return run
 
-    monkeypatch.setattr(automation_services, "start_run", start_run_then_wait)
+    monkeypatch.setattr(runs, "start", start_run_then_wait)
     worker = Side(hook_services.process_delivery, delivery_id=delivery.pk).begin()
     gate.wait_reached()
     automation_services.delete_automation(automation=automation)
@@ -212,7 +213,7 @@ def test_what_commits_after_the_delete_locked_the_automation_fails_and_the_intak
     """
     automation = make_automation(STEPS)
     path = hook_path(automation)
-    finished = automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
+    finished = runs.start(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
     saving, inserting = Gate(), Gate()
     inserted = []
 
@@ -226,7 +227,7 @@ def test_what_commits_after_the_delete_locked_the_automation_fails_and_the_intak
             hook_services.accept_delivery(
                 automation_id=automation.pk, incoming=Incoming("POST", "/automation-k", "", "text/plain", b"late")
             )
-            automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
+            runs.start(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
             inserting.hold()
             inserted.append(True)
 
@@ -258,7 +259,7 @@ def test_a_delete_caught_in_a_deadlock_starts_again_and_wins(make_automation):
     automation = make_automation(STEPS)
     path = hook_path(automation)
     delivery = committed_delivery(automation)
-    previous = automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
+    previous = runs.start(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
     gate = Gate()
 
     def abandon_previous_then_link():
@@ -334,7 +335,7 @@ def test_deleting_at_once_after_webhooks_wins_every_round(make_automation):
                 accepted = hook_services.accept_delivery(
                     automation_id=automation.pk, incoming=Incoming("POST", "/automation-k", "", "text/plain", b"2")
                 )
-                automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
+                runs.start(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
             return accepted
 
         sides = [

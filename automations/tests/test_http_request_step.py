@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from automations import runs
 from automations import engine, services
 from automations.models import Run
 from automations.steps import WAIT_TIMED_OUT, StepContext, StepFailed, http_request
@@ -338,7 +339,7 @@ def test_a_trickling_response_ends_when_the_run_s_deadline_passes(serve, setting
     settings.HTTP_STEP_ALLOW_PRIVATE = True
     app = serve(trickle("body"))
     automation = make_automation([{"id": "call", "kind": "http_request", "url": f"http://127.0.0.1:{app.port}/"}])
-    run = services.start_run(automation=automation, trigger={"body": {}}, source=Run.Source.WEB_SERVICE)
+    run = runs.start(automation=automation, trigger={"body": {}}, source=Run.Source.WEB_SERVICE)
     engine.advance(run, deadline=time.monotonic() + 1)
     run.save()
     run.refresh_from_db()

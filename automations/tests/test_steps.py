@@ -5,6 +5,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from automations import runs
 from automations import engine, services
 from automations.models import LookupRow, Run
 from automations.steps.condition import holds
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def run_steps(make_automation, steps, trigger=None, **options):
     automation = make_automation(steps, **options)
-    run = services.start_run(automation=automation, trigger=trigger or {"body": {}}, source=Run.Source.WEBHOOK)
+    run = runs.start(automation=automation, trigger=trigger or {"body": {}}, source=Run.Source.WEBHOOK)
     response = engine.advance(run)
     run.save()
     return run, response
@@ -148,7 +149,7 @@ def test_lookup_rows_add_find_update_upsert_delete(make_automation):
 def test_lookup_rows_scopes_this_automation_and_the_account(make_automation, owner, django_user_model):
     first = make_automation([{"id": "a", "kind": "lookup_rows", "table": "t", "action": "add", "values": {"v": 1}},
                              {"id": "b", "kind": "lookup_rows", "table": "t", "scope": "account", "action": "add", "values": {"v": 2}}])
-    run = services.start_run(automation=first, trigger={}, source=Run.Source.WEBHOOK)
+    run = runs.start(automation=first, trigger={}, source=Run.Source.WEBHOOK)
     engine.advance(run)
     finder = [{"id": "mine", "kind": "lookup_rows", "table": "t", "action": "find"},
               {"id": "shared", "kind": "lookup_rows", "table": "t", "scope": "account", "action": "find"}]

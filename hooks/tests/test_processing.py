@@ -6,6 +6,7 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
+from automations import runs
 from automations import services as automation_services
 from automations.models import LookupRow, Run
 from hooks import services
@@ -180,7 +181,7 @@ def test_a_delivery_whose_worker_was_lost_runs_again_once_its_lease_ends(make_au
     automation = make_automation(RECORD)
     delivery = deliver(automation)
     assert services._claim(delivery.pk, uuid.uuid4())  # a worker took it, started a run, and died
-    lost_run = automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
+    lost_run = runs.start(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
     Delivery.objects.filter(pk=delivery.pk).update(run=lost_run)
     process(delivery)  # the lease still holds: nobody else may take it
     assert Delivery.objects.get(pk=delivery.pk).status == Delivery.Status.RUNNING
@@ -196,15 +197,17 @@ def test_a_worker_that_lost_its_claim_cannot_complete_the_delivery(make_automati
     automation = make_automation(RECORD)
     delivery = deliver(automation)
     slow = uuid.uuid4()
-    assert services._claim(delivery.pk, slow)
+    claimed = services._claim(delivery.pk, slow)
+    claimed.automation = automation
+    run = services._start(claimed, automation, slow)  # the slow worker's run, held by its claim
     Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
-    process(delivery)  # a second worker takes over and completes it
-    run = automation_services.start_run(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
+    assert process(delivery).status == Delivery.Status.DONE  # a second worker takes over and completes it
     run.status = Run.Status.SUCCEEDED
-    services._finish(Delivery.objects.get(pk=delivery.pk), slow, run)  # the slow one finishes late
+    services._finish(claimed, slow, run)  # the slow one finishes late: its outcome is dropped
     run.refresh_from_db()
     assert run.status == Run.Status.ABANDONED
     assert Run.objects.filter(status=Run.Status.SUCCEEDED).count() == 1
+    assert Delivery.objects.get(pk=delivery.pk).status == Delivery.Status.DONE
 
 
 def test_the_sweeper_queues_stale_pending_and_lost_deliveries(make_automation, eager_tasks, settings):
@@ -224,10 +227,10 @@ def test_a_run_that_cannot_start_is_retried_then_failed_with_its_reason(make_aut
     delivery = deliver(automation)
 
     def start_run_that_raises(**kwargs):
-        automation_services.Run.objects.create(**kwargs)  # written, then rolled back with the rest
+        Run.objects.create(**{name: value for name, value in kwargs.items() if name != "claim"})  # rolled back
         raise RuntimeError("a fault of ours")
 
-    monkeypatch.setattr(automation_services, "start_run", start_run_that_raises)
+    monkeypatch.setattr(runs, "start", start_run_that_raises)
     delivery = process(delivery)  # nothing is raised to the task: the delivery ends or waits for its retry
     assert (delivery.status, delivery.attempts, delivery.claim) == (Delivery.Status.PENDING, 1, None)
     assert delivery.error == "its run could not be started (RuntimeError)"
@@ -246,7 +249,7 @@ def test_a_worker_whose_run_start_loses_to_a_delete_ends_quietly(make_automation
     automation = make_automation(RECORD)
     delivery = deliver(automation)
 
-    def deleted_meanwhile(delivery, automation):
+    def deleted_meanwhile(delivery, automation, claim):
         Delivery.objects.filter(pk=delivery.pk).delete()
         automation.delete()
         raise OperationalError("deadlock detected")  # or IntegrityError: PostgreSQL fails one of the two

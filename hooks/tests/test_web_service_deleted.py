@@ -4,6 +4,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import Client
 
+from automations import runs
 from automations import engine
 from automations import services as automation_services
 from automations.models import Automation, Run, WebServiceUsage
@@ -14,13 +15,13 @@ pytestmark = pytest.mark.django_db(transaction=True)  # foreign keys are checked
 def test_a_web_service_deleted_mid_call_answers_404_and_gives_its_quota_back(make_automation, monkeypatch):
     automation = make_automation([{"id": "r", "kind": "respond", "body": "hi"}])
     path = urlsplit(automation_services.web_service_url(automation)).path
-    real_start_run = automation_services.start_run
+    real_start_run = runs.start
 
     def deleted_first(**kwargs):
         Automation.objects.filter(pk=automation.pk).delete()
         return real_start_run(**kwargs)
 
-    monkeypatch.setattr(automation_services, "start_run", deleted_first)
+    monkeypatch.setattr(runs, "start", deleted_first)
     response = Client(raise_request_exception=False).post(path, data=b"{}", content_type="application/json")
     assert (response.status_code, response.content) == (404, b"web service not found")
     assert not Run.objects.exists()

@@ -1,0 +1,162 @@
+"""A run's states and every move between them (DESIGN.md contract 5).
+
+    start ──▶ running ──▶ succeeded | stopped | failed
+                │  ▲
+          wait  ▼  │  resume (beat when its time comes, or an answer)
+              waiting
+    running, its worker lost ──▶ abandoned (or, after a resume, waiting again)
+
+Each move is one conditional UPDATE that happens only from the state it
+leaves and, for a running run, only for the worker holding it (its claim):
+two workers, two answers, or a worker and the sweeper never both move a run.
+Other apps move runs only through these functions.
+"""
+import logging
+import time
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from automations import engine
+from automations.models import Automation, Run
+from automations.steps import PAST_TIME_LIMIT
+
+logger = logging.getLogger(__name__)
+
+# A resumed run whose worker is lost goes back to waiting this many times, then is abandoned:
+# a run that kills every worker that takes it must end too.
+LOST_WORKER_LIMIT = 2
+SWEEP_BATCH = 500
+
+
+def start(*, automation: Automation, trigger: dict, source: str, attempt: int = 1, claim: uuid.UUID | None = None) -> Run:
+    """A running run with a copy of the automation's definition, committed before any step runs.
+
+    claim: the token of the worker that holds it (a delivery's claim); only
+    that worker can settle it.
+    """
+    return Run.objects.create(
+        automation=automation, definition=automation.definition, trigger=trigger, source=source, attempt=attempt,
+        claim=claim,
+    )
+
+
+def failed(*, automation: Automation, source: str, attempt: int, reason: str) -> Run:
+    """A run that failed before its first step (its trigger event could not be run), so that Execution History shows why."""
+    return Run.objects.create(
+        automation=automation, definition=automation.definition, source=source, attempt=attempt,
+        status=Run.Status.FAILED, error=reason, finished_at=timezone.now(),
+    )
+
+
+def settle(run: Run, claim: uuid.UUID | None) -> bool:
+    """Save the outcome advance() set on the run (succeeded, stopped, failed or waiting) if claim still holds it.
+
+    False when it does not: the run was abandoned, taken over or deleted
+    meanwhile, and the outcome is dropped. A run that waits for a time is
+    queued to resume then, and the sweeper resumes it if that task is lost.
+    """
+    outcome = {name: getattr(run, name) for name in engine.OUTCOME_FIELDS}
+    if not Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(
+        **outcome, claim=None, lease_until=None
+    ):
+        return False
+    if run.status == Run.Status.WAITING and run.resume_at is not None:
+        _resume_at(run.pk, run.resume_at)
+    return True
+
+
+def fail(run: Run, claim: uuid.UUID | None, reason: str) -> bool:
+    """A running run that ended for a fault of ours, not of its steps (the database gone mid-run, a bug)."""
+    return bool(Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(
+        status=Run.Status.FAILED, error=reason, finished_at=timezone.now(), claim=None, lease_until=None
+    ))
+
+
+def abandon(run_id: int, reason: str) -> bool:
+    """A running run whose worker was lost: it never finished and never will (its trigger event may run again)."""
+    return bool(Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+        status=Run.Status.ABANDONED, error=reason, finished_at=timezone.now(), claim=None, lease_until=None
+    ))
+
+
+def count_suppressed(run_id: int) -> None:
+    """One more duplicate delivery was suppressed because this run completed."""
+    Run.objects.filter(pk=run_id).update(suppressed_count=F("suppressed_count") + 1)
+
+
+def resume(run_id: int, *, answer=None, early: bool = False) -> bool:
+    """Go on with a waiting run in this worker, once: of two racing resumes one takes it, the other gets False.
+
+    A run waiting for a time is taken only once its time has come, unless
+    early (an answer that needs no time). The resumed run holds a lease:
+    past it, the sweeper gives the run back to waiting for another worker.
+    """
+    claim, now = uuid.uuid4(), timezone.now()
+    due = Run.objects.filter(pk=run_id, status=Run.Status.WAITING)
+    if not early:
+        due = due.filter(resume_at__lte=now)
+    if not due.update(
+        status=Run.Status.RUNNING, claim=claim, lease_until=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
+    ):
+        return False
+    run = Run.objects.select_related("automation").get(pk=run_id)
+    limit = settings.DELIVERY_LEASE_SECONDS * 0.9  # the last tenth leaves time to settle while the lease holds
+    try:
+        engine.advance(run, answer=answer, deadline=time.monotonic() + limit, past_deadline=PAST_TIME_LIMIT)
+    except Exception:
+        logger.exception("run %s could not go on after its wait", run_id)
+        fail(run, claim, "internal error while going on after a wait")
+        return True
+    settle(run, claim)
+    return True
+
+
+def sweep() -> int:
+    """Resume waiting runs whose time has come, and give back to waiting the resumed runs whose worker was lost.
+
+    Beat calls this every RUN_SWEEP_SECONDS: the task queued when a run began
+    to wait may have been lost with a broker or a worker. Returns how many
+    runs it queued or moved.
+    """
+    from automations import tasks
+
+    now = timezone.now()
+    # Those due before the next sweep are queued for their time (eta), so a delay ends on time.
+    soon = now + timedelta(seconds=settings.RUN_SWEEP_SECONDS)
+    due = list(
+        Run.objects.filter(status=Run.Status.WAITING, resume_at__lte=soon).order_by("resume_at")
+        .values_list("pk", "resume_at")[:SWEEP_BATCH]
+    )
+    for run_id, when in due:
+        tasks.resume_run.apply_async((run_id,), eta=max(when, now))
+    lost = Run.objects.filter(status=Run.Status.RUNNING, lease_until__lt=now)
+    abandoned = lost.filter(lost_workers__gte=LOST_WORKER_LIMIT).update(
+        status=Run.Status.ABANDONED, error="its worker was lost each time it went on after a wait",
+        finished_at=now, claim=None, lease_until=None,
+    )
+    # Its steps are saved only when it settles, so it waits again at the step it waited at.
+    requeued = lost.update(
+        status=Run.Status.WAITING, resume_at=now, claim=None, lease_until=None, lost_workers=F("lost_workers") + 1
+    )
+    if due or abandoned or requeued:
+        logger.info("run sweeper: %d due, %d given back to waiting, %d abandoned", len(due), requeued, abandoned)
+    return len(due) + abandoned + requeued
+
+
+def _resume_at(run_id: int, when) -> None:
+    """Queue the resume for its time when that comes before the next sweep; the sweeper queues later ones.
+
+    A worker holds a task with an eta in memory until then, and the Redis
+    broker hands it out again after its visibility timeout: long waits are
+    better kept in the database.
+    """
+    from automations import tasks
+
+    if when > timezone.now() + timedelta(seconds=settings.RUN_SWEEP_SECONDS):
+        return
+    transaction.on_commit(lambda: tasks.resume_run.apply_async((run_id,), eta=when), robust=True)
