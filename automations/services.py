@@ -107,11 +107,6 @@ def web_service_url(automation: Automation) -> str | None:
     return key_selectors.url_of(purpose=PublicKey.Purpose.WEB_SERVICE, target=automation)
 
 
-def start_run(*, automation: Automation, trigger: dict, source: str, attempt: int = 1) -> Run:
-    """A run row, committed before any step runs so that Execution History shows runs in progress."""
-    return Run.objects.create(automation=automation, trigger=trigger, source=source, attempt=attempt)
-
-
 def _this_month() -> date:
     today = timezone.now().date()
     return date(today.year, today.month, 1)
