@@ -130,12 +130,12 @@ class SuppressedFilter(admin.SimpleListFilter):
 class RunAdmin(admin.ModelAdmin):
     """Execution History: each run with its trigger data, each step's result and error, and the Suppressed count."""
 
-    list_display = ("pk", "automation", "source", "status", "attempt", "suppressed_count", "started_at", "finished_at")
+    list_display = ("pk", "automation", "source", "state", "attempt", "suppressed_count", "started_at", "finished_at")
     list_filter = ("status", "source", SuppressedFilter, "automation")
     search_fields = ("automation__name", "error")
     date_hierarchy = "started_at"
-    fields = ("automation", "source", "status", "attempt", "suppressed_count", "started_at", "finished_at", "error",
-              "trigger_data", "step_results")
+    fields = ("automation", "source", "state", "attempt", "suppressed_count", "started_at", "finished_at", "error",
+              "waiting", "trigger_data", "step_results")
     readonly_fields = fields
 
     def has_add_permission(self, request):
@@ -143,6 +143,20 @@ class RunAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="state", ordering="status")
+    def state(self, run):
+        """The status, and for a waiting run what it waits for and until when."""
+        if run.status != Run.Status.WAITING:
+            return run.get_status_display()
+        return f"waiting: {_waiting_for(run)}"
+
+    @admin.display(description="waits for")
+    def waiting(self, run):
+        if run.status != Run.Status.WAITING:
+            return "-"
+        return format_html("{}<pre>{}</pre>", _waiting_for(run),
+                           json.dumps(run.waiting_for, indent=2, ensure_ascii=False)[:20_000])
 
     @admin.display(description="trigger data")
     def trigger_data(self, run):
@@ -160,6 +174,14 @@ class RunAdmin(admin.ModelAdmin):
             ),
         )
         return format_html("<table><tr><th>step</th><th>kind</th><th>status</th><th>output</th><th>error</th></tr>{}</table>", rows)
+
+
+def _waiting_for(run) -> str:
+    waiting_for = run.waiting_for or {}
+    what = f"step {waiting_for.get('step', '?')} ({waiting_for.get('kind', '?')})"
+    if run.resume_at:
+        return f"{what}, goes on at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC"
+    return what
 
 
 @admin.register(LookupRow)

@@ -50,6 +50,7 @@ def advance(run: Run, *, answer=None, deadline: float | None = None, past_deadli
         try:
             context.seconds_left(1)  # past the deadline, no further step starts
             if waited is not None:
+                record["waited_for"] = waited["waiting_for"]
                 output, waited = module.resume(waited["waiting_for"], answer), None
             else:
                 output = module.run(paths.render(settings, context.data), context)

@@ -82,6 +82,8 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-started_at", "-pk"]
+        verbose_name = "run"
+        verbose_name_plural = "Execution History"
         indexes = [
             models.Index(fields=["automation", "-started_at"]),
             # Partial: only waiting and resumed runs are in it, so it costs a webhook's run nothing.

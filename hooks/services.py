@@ -53,17 +53,20 @@ def new_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepted:
 
 
 def _original_run(delivery: Delivery) -> int | None:
-    """The run whose success suppresses this delivery: same automation, byte-identical body, within the window."""
+    """The run that suppresses this delivery: same automation, byte-identical body, within the window.
+
+    A run that completed within the window, or one that started within it
+    and waits: its duplicate would otherwise wait beside it and act twice.
+    """
     since = timezone.now() - timedelta(seconds=settings.HOOK_SUPPRESSION_SECONDS)
     return (
-        Delivery.objects.filter(
-            automation_id=delivery.automation_id,
-            body_digest=delivery.body_digest,
-            run__status__in=COMPLETED,
-            run__finished_at__gte=since,
+        Delivery.objects.filter(automation_id=delivery.automation_id, body_digest=delivery.body_digest)
+        .filter(
+            Q(run__status__in=COMPLETED, run__finished_at__gte=since)
+            | Q(run__status=Run.Status.WAITING, run__started_at__gte=since)
         )
         .exclude(pk=delivery.pk)
-        .order_by("-run__finished_at")
+        .order_by("-run_id")
         .values_list("run_id", flat=True)
         .first()
     )
