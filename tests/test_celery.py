@@ -22,7 +22,10 @@ def test_tasks_are_acknowledged_late_and_requeued_when_a_worker_dies():
     assert app.conf.worker_prefetch_multiplier == 1
 
 
-SCHEDULED = {"catalog.rebuild_feed", "catalog.build_bulk", "catalog.expire_retired_apps", "hooks.sweep_deliveries"}
+SCHEDULED = {
+    "catalog.rebuild_feed", "catalog.build_bulk", "catalog.expire_retired_apps", "hooks.sweep_deliveries",
+    "automations.sweep_runs",
+}
 
 
 def test_the_tasks_are_registered():
@@ -30,7 +33,7 @@ def test_the_tasks_are_registered():
     assert SCHEDULED | {"hooks.process_delivery", "hooks.replay_kept"} <= set(app.tasks)
 
 
-def test_beat_schedules_every_catalog_job_and_the_sweeper():
+def test_beat_schedules_every_catalog_job_and_both_sweepers():
     tasks = {entry["task"] for entry in app.conf.beat_schedule.values()}
     assert tasks == SCHEDULED
 
