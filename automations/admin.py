@@ -11,6 +11,7 @@ from django.utils.html import format_html, format_html_join
 from automations import definition as definitions
 from automations import services
 from automations.exceptions import NotOff
+from automations.triggers import TriggerRefused
 from automations.models import Automation, LookupRow, Run, empty_definition
 
 
@@ -61,20 +62,29 @@ class AutomationAdmin(admin.ModelAdmin):
         return services.web_service_url(automation) if automation.pk else "issued when saved"
 
     def save_model(self, request, automation, form, change):
-        """On and off go through the services, so that turning on replays kept deliveries."""
-        wanted = automation.enabled
+        """Through the services: create (with its URLs) or update, then turn on or off as the form says.
+
+        A trigger that refuses to turn on leaves the automation saved and
+        off, and its message is shown.
+        """
+        data, wanted = form.cleaned_data, automation.enabled
         with transaction.atomic():
-            if not change:
-                automation.enabled = False
-                automation.save()
-                services.issue_new_urls(automation=automation)
+            if change:
+                saved = services.update_automation(
+                    automation=Automation.objects.select_for_update().get(pk=automation.pk), owner=data["owner"],
+                    name=data["name"], definition=data["definition"],
+                )
             else:
-                automation.enabled = Automation.objects.get(pk=automation.pk).enabled
-                automation.save()
-            if wanted and not automation.enabled:
-                services.turn_on(automation=automation)
-            elif automation.enabled and not wanted:
-                services.turn_off(automation=automation)
+                saved = services.create_automation(owner=data["owner"], name=data["name"], definition=data["definition"])
+            automation.pk, automation.enabled = saved.pk, saved.enabled
+            try:
+                if wanted:
+                    services.turn_on(automation=saved)
+                else:
+                    services.turn_off(automation=saved)
+            except TriggerRefused as refusal:
+                self.message_user(request, f"{saved}: left off, its trigger refused: {refusal}", messages.ERROR)
+            automation.enabled = saved.enabled
 
     def delete_model(self, request, automation):
         """Through the service, after Django's delete view has committed its transaction: the service commits twice."""
@@ -87,9 +97,15 @@ class AutomationAdmin(admin.ModelAdmin):
 
     @admin.action(description="Turn on (replays kept deliveries)")
     def turn_on(self, request, queryset):
+        turned = 0
         for automation in queryset:
-            services.turn_on(automation=automation)
-        self.message_user(request, f"{queryset.count()} automation(s) on.")
+            try:
+                services.turn_on(automation=automation)
+            except TriggerRefused as refusal:
+                self.message_user(request, f"{automation}: left off, its trigger refused: {refusal}", messages.ERROR)
+            else:
+                turned += 1
+        self.message_user(request, f"{turned} automation(s) on.")
 
     @admin.action(description="Turn off (deliveries are kept)")
     def turn_off(self, request, queryset):

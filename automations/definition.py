@@ -7,7 +7,7 @@ from functools import cache
 
 from jsonschema import Draft202012Validator
 
-from automations import paths
+from automations import paths, triggers
 from automations.steps import kinds
 
 STEP_ID = r"^[a-z][a-z0-9_]{0,39}$"
@@ -48,8 +48,7 @@ def schema() -> dict:
             "trigger": {
                 "type": "object",
                 "required": ["type"],
-                "additionalProperties": False,
-                "properties": {"type": {"enum": ["webhook"]}},
+                "properties": {"type": {"enum": sorted(triggers.types())}},
             },
             "steps": {
                 "type": "array",
@@ -67,9 +66,18 @@ def schema() -> dict:
 
 @cache
 def _step_validator(kind: str) -> Draft202012Validator:
-    own = kinds()[kind].SCHEMA
-    full = {**own, "properties": {**own.get("properties", {}), "id": {}, "kind": {}}, "additionalProperties": False}
-    return Draft202012Validator(full)
+    return _own_validator(kinds()[kind].SCHEMA, ("id", "kind"))
+
+
+@cache
+def _trigger_validator(type_: str) -> Draft202012Validator:
+    return _own_validator(triggers.types()[type_].SCHEMA, ("type",))
+
+
+def _own_validator(own: dict, common: tuple) -> Draft202012Validator:
+    """A module's schema of its own settings, with the common fields allowed and any other field refused."""
+    properties = {**own.get("properties", {}), **{name: {} for name in common}}
+    return Draft202012Validator({**own, "properties": properties, "additionalProperties": False})
 
 
 def json_path(parts) -> str:
@@ -89,6 +97,7 @@ def errors(document) -> list[str]:
     problems = _schema_errors(Draft202012Validator(schema()), document)
     if problems:
         return problems
+    problems += _schema_errors(_trigger_validator(document["trigger"]["type"]), document["trigger"], ("trigger",))
     seen: set[str] = set()
     for index, step in enumerate(document["steps"]):
         where = ("steps", index)

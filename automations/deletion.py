@@ -28,6 +28,7 @@ from django.db import OperationalError, transaction
 from django.db.models import CASCADE
 from django.db.models.deletion import get_candidate_relations_to_delete
 
+from automations import lifecycle, triggers
 from automations.models import Automation
 
 DEADLOCK = "40P01"  # PostgreSQL's SQLSTATE for a deadlock it broke by failing this transaction
@@ -73,5 +74,9 @@ def _deleted_while_off(automation_id: int) -> bool:
     for relation in get_candidate_relations_to_delete(Automation._meta):
         if relation.on_delete is CASCADE and not any(get_candidate_relations_to_delete(relation.related_model._meta)):
             relation.related_model._base_manager.filter(**{relation.field.name: automation_id}).delete()
-    Automation.objects.select_for_update().get(pk=automation_id).delete()
+    automation = Automation.objects.select_for_update().get(pk=automation_id)
+    triggers.of(automation).delete(automation)
+    automation.delete()  # its keys with it (Automation.public_keys)
+    automation.pk = automation_id  # for the listeners of "deleted"
+    lifecycle.emit("deleted", automation)
     return True

@@ -1,5 +1,9 @@
 """What other apps do when an automation is turned on or off, reset or deleted.
 
+Every event fires at one point: once the transaction that made the change
+has committed (at once outside a transaction), so a listener never acts on
+a change that is rolled back and may start its own transactions.
+
 automations imports none of the apps that build on it (STYLE.md 9); they
 register here in their AppConfig.ready() instead, e.g. hooks replays kept
 deliveries when an automation is turned on.
@@ -7,7 +11,9 @@ deliveries when an automation is turned on.
 from collections import defaultdict
 from collections.abc import Callable
 
-EVENTS = ("turned_on", "turned_off", "reset")
+from django.db import transaction
+
+EVENTS = ("turned_on", "turned_off", "reset", "deleted")
 _listeners: dict[str, list[Callable]] = defaultdict(list)
 
 
@@ -18,5 +24,7 @@ def listen(event: str, listener: Callable) -> None:
 
 
 def emit(event: str, automation) -> None:
+    """Call the event's listeners with the automation once the current transaction commits."""
+    assert event in EVENTS, event
     for listener in _listeners[event]:
-        listener(automation)
+        transaction.on_commit(lambda listener=listener: listener(automation), robust=True)

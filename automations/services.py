@@ -7,8 +7,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from automations import definition as definitions
-from automations import deletion, lifecycle
+from automations import deletion, lifecycle, triggers
 from automations.exceptions import NotOff, QuotaExceeded
+from automations.triggers import TriggerRefused
 from automations.models import Automation, LookupRow, Run, WebServiceUsage
 from publickeys import selectors as key_selectors
 from publickeys import services as key_services
@@ -23,33 +24,63 @@ def _stored(document: dict) -> dict:
     return {key: value for key, value in document.items() if key != "name"}
 
 
-@transaction.atomic
 def create_automation(*, owner, name: str, definition: dict, enabled: bool = False) -> Automation:
-    """A new automation with fresh URL keys; the definition is validated first."""
-    automation = Automation.objects.create(owner=owner, name=name, definition=_stored(definition), enabled=False)
-    _issue_urls(automation)
+    """A new automation with fresh URL keys; the definition is validated first.
+
+    enabled: turned on once created. If its trigger refuses (TriggerRefused,
+    raised with the automation as .automation), it is created and left off.
+    """
+    with transaction.atomic():
+        automation = Automation.objects.create(owner=owner, name=name, definition=_stored(definition), enabled=False)
+        _issue_urls(automation)
     if enabled:
-        turn_on(automation=automation)
+        try:
+            turn_on(automation=automation)
+        except TriggerRefused as refusal:
+            refusal.automation = automation
+            raise
     return automation
 
 
 @transaction.atomic
-def update_automation(*, automation: Automation, name: str | None = None, definition: dict | None = None) -> Automation:
+def update_automation(
+    *, automation: Automation, name: str | None = None, definition: dict | None = None, owner=None
+) -> Automation:
+    """Change the name or the definition. A new trigger type gets its URLs; if the automation is on, the old
+    trigger is deactivated and the new one activated, and a refusal (TriggerRefused) leaves everything unchanged."""
+    before = triggers.of(automation)
     if definition is not None:
         automation.definition = _stored(definition)
     if name is not None:
         automation.name = name
+    if owner is not None:
+        automation.owner = owner
     automation.save()
+    after = triggers.of(automation)
+    if after is not before:
+        _issue_urls(automation, missing_only=True)
+        if automation.enabled:
+            before.deactivate(automation)
+            after.activate(automation)
     return automation
 
 
 @transaction.atomic
 def turn_on(*, automation: Automation) -> None:
-    """On: kept deliveries are replayed in arrival order (by hooks, once this commits)."""
+    """On: the trigger is activated and kept deliveries are replayed in arrival order (by hooks, once this commits).
+
+    Raises TriggerRefused, with the automation left off, when the trigger refuses.
+    """
     changed = Automation.objects.filter(pk=automation.pk, enabled=False).update(enabled=True, updated_at=timezone.now())
-    automation.enabled = True
     if changed:
-        transaction.on_commit(lambda: lifecycle.emit("turned_on", automation))
+        automation.enabled = True
+        try:
+            triggers.of(automation).activate(automation)
+        except TriggerRefused:
+            automation.enabled = False
+            raise
+        lifecycle.emit("turned_on", automation)
+    automation.enabled = True
 
 
 @transaction.atomic
@@ -57,6 +88,7 @@ def turn_off(*, automation: Automation) -> None:
     changed = Automation.objects.filter(pk=automation.pk, enabled=True).update(enabled=False, updated_at=timezone.now())
     automation.enabled = False
     if changed:
+        triggers.of(automation).deactivate(automation)
         lifecycle.emit("turned_off", automation)
 
 
@@ -92,9 +124,16 @@ def issue_new_urls(*, automation: Automation) -> None:
     _issue_urls(Automation.objects.select_for_update().get(pk=automation.pk))
 
 
-def _issue_urls(automation: Automation) -> None:
+
+def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
+    """Keys for the URLs its trigger type has (triggers/<type>.py URLS); those of other purposes are retired."""
+    wanted = triggers.of(automation).URLS
+    live = key_selectors.live_purposes(target=automation)
     for purpose in URL_PURPOSES:
-        key_services.issue_key(purpose=purpose, target=automation)
+        if purpose not in wanted:
+            key_services.retire_key(purpose=purpose, target=automation)
+        elif not (missing_only and purpose in live):
+            key_services.issue_key(purpose=purpose, target=automation)
 
 
 def hook_url(automation: Automation) -> str | None:

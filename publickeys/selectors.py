@@ -57,3 +57,12 @@ def url_of(*, purpose: str, target: models.Model) -> str | None:
         return None
     host_setting, path = URL_SHAPES[purpose]
     return getattr(settings, host_setting) + path.format(key=key)
+
+
+def live_purposes(*, target: models.Model) -> set[str]:
+    """The purposes for which target has a live key (the URLs it has)."""
+    return set(
+        PublicKey.objects.filter(
+            target_type=ContentType.objects.get_for_model(target), target_id=target.pk, retired_at__isnull=True
+        ).values_list("purpose", flat=True)
+    )

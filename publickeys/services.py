@@ -27,3 +27,11 @@ def issue_key(*, purpose: str, target: models.Model) -> str:
         target_id=target.pk,
     )
     return key
+
+
+def retire_key(*, purpose: str, target: models.Model) -> None:
+    """Target no longer has a URL of this purpose (its trigger type changed): the key answers as an unknown one."""
+    PublicKey.objects.filter(
+        target_type=ContentType.objects.get_for_model(target), target_id=target.pk, purpose=purpose,
+        retired_at__isnull=True,
+    ).update(retired_at=timezone.now(), sealed="")

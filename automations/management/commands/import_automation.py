@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from automations import services
 from automations.definition import InvalidDefinition
 from automations.models import Automation
+from automations.triggers import TriggerRefused
 
 
 class Command(BaseCommand):
@@ -42,11 +43,20 @@ class Command(BaseCommand):
                 verb = "created"
         except InvalidDefinition as error:
             raise CommandError("the document was rejected; nothing changed:\n" + "\n".join(error.errors)) from None
+        except TriggerRefused as refusal:  # its new trigger, on an automation that is on
+            raise CommandError(f"its trigger refused: {refusal}; nothing changed") from None
         if on:
-            services.turn_on(automation=automation)
+            try:
+                services.turn_on(automation=automation)
+            except TriggerRefused as refusal:
+                raise CommandError(
+                    f"{verb} automation {automation.pk} {name!r}, left off: its trigger refused: {refusal}"
+                ) from None
         self.stdout.write(f"{verb} automation {automation.pk} {name!r} ({'on' if automation.enabled else 'off'})")
-        self.stdout.write(f"webhook URL:     {services.hook_url(automation)}")
-        self.stdout.write(f"web service URL: {services.web_service_url(automation)}")
+        for label, url in (("webhook URL:    ", services.hook_url(automation)),
+                           ("web service URL:", services.web_service_url(automation))):
+            if url:
+                self.stdout.write(f"{label} {url}")
 
     def _read(self, file):
         try:
