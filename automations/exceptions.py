@@ -1,24 +1,8 @@
-"""Domain errors of automations, each with the status and text SPEC 7.3 gives it."""
+"""Domain errors of automations. How a web service call answers each is hooks' business (hooks/exceptions.py)."""
 
 
-class WebServiceError(Exception):
-    status_code = 500
-    message = "web service error"
-
-
-class WebServiceNotFound(WebServiceError):
-    status_code = 404
-    message = "web service not found"
-
-
-class QuotaExceeded(WebServiceError):
-    status_code = 429
-    message = "monthly usage limit reached"
-
-
-class WebServiceInactive(WebServiceError):
-    status_code = 503
-    message = "web service is not active"
+class QuotaExceeded(Exception):
+    """The account's monthly web service quota (WEB_SERVICE_MONTHLY_QUOTA) is used up."""
 
 
 class NotOff(ValueError):

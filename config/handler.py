@@ -1,4 +1,8 @@
-"""Django's WSGI handler as the web and hooks processes serve it: any charset survives, HEAD answers carry no body.
+"""Django's WSGI handler as the web and hooks processes serve it: bodies bounded, any charset, HEAD without a body.
+
+Every request's body is put behind its deadline and its declared length
+before Django reads it (hooks/bodies.py): a body cut short, malformed or too
+slow raises a BodyError (a 400, 408 or 413), never passes for a whole one.
 
 Django takes the charset parameter of a request's Content-Type as its
 encoding whenever Python's codec registry knows the name, and decodes the
@@ -22,6 +26,8 @@ import warnings
 import django
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.utils.http import parse_header_parameters
+
+from hooks import bodies
 
 _ASCII = bytes(range(128))
 
@@ -48,6 +54,14 @@ def decodes_ascii(charset: str) -> bool:
 
 class Handler(WSGIHandler):
     request_class = Request
+
+    def __call__(self, environ, start_response):
+        body = bodies.bound(environ)
+        try:
+            return super().__call__(environ, start_response)
+        finally:
+            if body is not None:
+                body.close()  # the request is over: what is left of its body is no longer watched
 
     def get_response(self, request):
         response = super().get_response(request)

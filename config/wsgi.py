@@ -1,12 +1,8 @@
-"""WSGI entry point for gunicorn: webhook URLs first (hooks/wsgi.py), then Django."""
+"""WSGI entry point of the web process (gunicorn config.wsgi): Django, as config/handler.py serves it."""
 import os
 
 from config import handler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-django_application = handler.application()
-
-from hooks.wsgi import WebhookEntry  # noqa: E402  (needs the apps loaded above)
-
-application = WebhookEntry(django_application)
+application = handler.application()

@@ -1,42 +1,49 @@
-"""Webhook URLs answered on an event loop: the hooks process (config/asgi.py, gunicorn's asgi worker).
+"""Webhook URLs answered on an event loop: the hooks process (config/asgi.py, gunicorn's asyncio worker).
 
-Under gunicorn's threaded worker a webhook costs about eleven thread switches:
-the poller hands the request to a thread, the thread hands its row to the
-writer, the writer wakes it again, and each woken thread waits for the GIL
-(benchmarks/RESULTS.md). Here one event loop per process parses every
-request, awaits the writer's commit, and is woken once per committed batch
-for all the requests in it. The answer itself is hooks.receiver.exchange(),
-the same function the WSGI entry and Django's view drive.
+Under gunicorn's threaded worker a webhook cost about eleven thread switches
+(benchmarks/RESULTS.md). Here one event loop per process reads every
+webhook, awaits the writer's commit (hooks/intake.py), and is woken once per
+committed batch for all the requests in it. The answers are hooks/answers.py's,
+the rules Django's view (hooks/views.py) follows too.
 
-Nothing here waits on the database on the loop's thread: maintenance mode
-and hook keys are answered from the process's memory, and when that memory
-has no answer (a key not seen in the last few seconds, every miss, the
-maintenance switch every two seconds) the lookup runs in a thread. Every
-other request (web services, the rest of the site) goes to `fallback`.
+Nothing here waits on the database on the loop's thread: the maintenance
+switch and remembered hook keys are answered from the process's memory, and
+whatever memory cannot answer runs in a small thread pool. Every other
+request goes to `fallback` (Django, through a2wsgi's threads), and so does a
+webhook request Django's middleware would not hand to the webhook view as it
+is (another host, a redirect to https). What Django's middleware does to a
+webhook's answer (security headers) is learnt by running it once per host
+and scheme on a stand-in of the view, and added to every answer.
 
-Every body, a webhook's or one for `fallback`, has until
-REQUEST_BODY_TIMEOUT_SECONDS after its request arrived: a webhook's is then
-answered 408, and `fallback` (a2wsgi's threads, which block while a body
-trickles in) sees its read of wsgi.input raise BodyTimedOut.
+Every body has until REQUEST_BODY_TIMEOUT_SECONDS after its request arrived:
+a webhook's is then answered 408, and `fallback` sees its read raise
+BodyTimedOut.
 """
 import asyncio
-import functools
+import io
 import logging
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.core.exceptions import DisallowedHost
+from django.core.handlers.base import BaseHandler
+from django.core.signals import setting_changed
+from django.db import close_old_connections, connections
+from django.http import HttpResponse
+from django.urls import Resolver404, ResolverMatch
+from django.views.decorators.csrf import csrf_exempt
 
-from hooks import intake, maintenance, selectors
+from config import process_cache
+from config.handler import Request
+from hooks import answers, intake, maintenance, selectors, services, views
 from hooks.exceptions import BodyError, BodyIncomplete, BodyTimedOut, BodyTooLarge
-from hooks.receiver import Need, Reply, exchange
-from hooks.wsgi import response_headers, webhook_key
+from hooks.incoming import Incoming
 
 logger = logging.getLogger("django.request")
-
-
-class ClientGone(BodyIncomplete):
-    """The client closed the connection before its body arrived: nobody reads the answer, and nothing is stored."""
+PREFIXES = ("/automation-", "/webhook/automation-")
+_routes = process_cache.named("hooks.webhook_routes", max_size=256)
+setting_changed.connect(lambda **kwargs: _routes.clear(), weak=False, dispatch_uid="hooks.asgi.routes")
 
 
 class HooksApplication:
@@ -47,58 +54,84 @@ class HooksApplication:
         # For the lookups memory cannot answer; each thread keeps its own database connection.
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="hook-lookup")
 
+    def close_connections(self) -> None:
+        """Close the database connections of the lookup threads and of `fallback`'s (a2wsgi's) threads, if idle.
+
+        At shutdown, and in tests (config/asgi.py registers it with config.process_cache.reset_all).
+        """
+        for executor in (self.executor, getattr(self.fallback, "executor", None)):
+            threads = len(getattr(executor, "_threads", ()))  # the threads it has started so far
+            if threads:
+                meet = threading.Barrier(threads)  # one call per thread: each waits until every thread holds one
+                wait([executor.submit(_close_connections, meet) for _ in range(threads)], timeout=10)
+
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
         if scope["type"] != "http":
             return await self.fallback(scope, receive, send)
-        deadline = asyncio.get_running_loop().time() + settings.REQUEST_BODY_TIMEOUT_SECONDS
-        environ = wsgi_environ(scope)
-        key = webhook_key(environ)
-        if key is None:
-            return await self.fallback(scope, bounded_receive(receive, deadline), send)
+        receive = bounded(receive, asyncio.get_running_loop().time() + settings.REQUEST_BODY_TIMEOUT_SECONDS)
+        path = scope["path"]
+        if not path.startswith(PREFIXES) or scope.get("root_path"):
+            return await self.fallback(scope, receive, send)
+        headers = _headers(scope)
+        route = _route_key(scope, headers)
+        django_headers = _routes.get(route)
+        if django_headers is None:
+            django_headers = await self.blocking(_learn_route, route, scope, headers)
+        if django_headers is False:
+            return await self.fallback(scope, receive, send)
+        key = path.partition("automation-")[2]
         try:
-            reply = await self.answer(environ, key, functools.partial(read_body, environ, receive, deadline))
+            reply = await self.answer(scope["method"], "" if "/" in key else key, path, scope, headers, receive)
         except Exception:
-            logger.exception("Internal Server Error: %s", environ["PATH_INFO"], extra={"status_code": 500})
-            reply = Reply(500)
-        headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in response_headers(environ, reply)]
-        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+            logger.exception("Internal Server Error: %s", path, extra={"status_code": 500})
+            reply = answers.FAILED
+        sent = [*django_headers, *((name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers),
+                (b"content-length", str(len(reply.body)).encode())]
+        if reply.content_type:
+            sent.append((b"content-type", reply.content_type.encode()))
+        await send({"type": "http.response.start", "status": reply.status, "headers": sent})
         await send({"type": "http.response.body", "body": reply.body})
 
-    async def answer(self, environ: dict, key: str, body) -> Reply:
-        """hooks.receiver.drive() with an await: the same loop, each need supplied without blocking.
-
-        body: a coroutine function that reads the request's body.
-        """
-        steps = exchange(environ, key)
-        supplied, error = None, None
-        while True:
-            try:
-                need = steps.throw(error) if error else steps.send(supplied)
-            except StopIteration as finished:
-                return finished.value
-            try:
-                supplied, error = await self.supply(need, key, body), None
-            except (BodyError, intake.AutomationGone) as raised:
-                supplied, error = None, raised
-
-    async def supply(self, need, key: str, body):
-        if need is Need.MAINTENANCE:
-            known = maintenance.known()
-            return known if known is not None else await self.blocking(maintenance.active)
-        if need is Need.AUTOMATION:
-            remembered = selectors.remembered_hook_key(key)
-            return remembered if remembered is not None else await self.blocking(selectors.automation_id_for_hook_key, key)
-        if need is Need.FRESH_AUTOMATION:
-            return await self.blocking(functools.partial(selectors.automation_id_for_hook_key, key, fresh=True))
-        if need is Need.BODY:
-            return await body()
-        await intake.store_async(need)
-        return None
+    async def answer(self, method: str, key: str, path: str, scope: dict, headers: dict, receive) -> answers.Reply:
+        """The rules of hooks/answers.py, as hooks/views.py follows them, each lookup without blocking the loop."""
+        active = maintenance.known()
+        if active if active is not None else await self.blocking(maintenance.active):
+            return answers.MAINTENANCE
+        if method not in answers.HOOK_METHODS:
+            return answers.WRONG_METHOD
+        declared = answers.declared_length(headers.get("content-length"), headers.get("transfer-encoding"))
+        if answers.fresh_lookup(method, declared):
+            automation_id = await self.blocking(_fresh_lookup, key)
+        elif (automation_id := selectors.remembered_hook_key(key)) is None:
+            automation_id = await self.blocking(selectors.automation_id_for_hook_key, key)
+        if automation_id is None:
+            return answers.MISS
+        if not answers.reads_body(method):
+            return answers.without_body(method, headers.get("access-control-request-headers"))
+        try:
+            body = await read_body(receive, declared, settings.HOOK_MAX_BODY_BYTES)
+        except BodyError as refused:  # nothing is stored; a client that left never reads the answer
+            return answers.refused(refused.status_code)
+        if handshake := answers.handshake(headers.get("x-hook-secret"), body):
+            return handshake
+        query_string = scope.get("query_string", b"").decode("latin-1")
+        incoming = Incoming(method, path, query_string, headers.get("content-type", ""), body)
+        row = services.new_delivery(automation_id=automation_id, incoming=incoming)
+        try:
+            await intake.store_async(row)
+        except intake.AutomationGone:
+            selectors.forget_hook_key(key)
+            return answers.MISS
+        return answers.accepted(method, row.public_id)
 
     async def blocking(self, function, *args):
         return await asyncio.get_running_loop().run_in_executor(self.executor, _as_a_request, function, *args)
+
+
+def _fresh_lookup(key: str) -> int | None:
+    return selectors.automation_id_for_hook_key(key, fresh=True)
 
 
 def _as_a_request(function, *args):
@@ -110,51 +143,60 @@ def _as_a_request(function, *args):
         close_old_connections()
 
 
-async def read_body(environ: dict, receive, deadline: float | None = None) -> bytes:
-    """The body, or BodyTooLarge as soon as it is known to pass the limit (as hooks.incoming.read_body).
-
-    A declared Content-Length over the limit is refused before a byte is
-    read; a chunked body is refused once what arrived passes the limit. A
-    body still arriving at deadline (the loop's clock) raises BodyTimedOut;
-    a client that leaves first, ClientGone.
-    """
-    limit = settings.HOOK_MAX_BODY_BYTES
-    declared = environ.get("CONTENT_LENGTH", "")
-    length = int(declared) if declared.isdigit() else None
-    if length is not None and length > limit:
-        raise BodyTooLarge()
-    parts, size = [], 0
+def _close_connections(meet: threading.Barrier) -> None:
     try:
-        async with asyncio.timeout_at(deadline):
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise ClientGone()
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    raise BodyTooLarge()
-                parts.append(chunk)
-                if not message.get("more_body", False):
-                    break
-    except TimeoutError:
-        raise BodyTimedOut() from None
-    if length is not None and size != length:
+        meet.wait(5)
+    finally:
+        connections.close_all()
+
+
+def _headers(scope: dict) -> dict[str, str]:
+    """The request's headers by lower-case name, repeats joined with commas, as gunicorn's WSGI worker reads them.
+
+    A name spelled with an underscore is dropped, as gunicorn drops it, so that
+    X_Hook_Secret cannot pass for X-Hook-Secret.
+    """
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope["headers"]:
+        if b"_" not in raw_name:
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]},{value}" if name in headers else value
+    return headers
+
+
+async def read_body(receive, declared: int | None, limit: int) -> bytes:
+    """The body from receive (bounded()), or BodyTooLarge as soon as it is known to pass the limit.
+
+    A declared length over the limit is refused before a message is read; a
+    chunked body (declared None) once what arrived passes the limit. Fewer
+    bytes than declared is BodyIncomplete.
+    """
+    if declared is not None and declared > limit:
+        raise BodyTooLarge()
+    parts, size, more = [], 0, True
+    while more:
+        message = await receive()
+        parts.append(chunk := message.get("body", b""))
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge()
+        more = message.get("more_body", False)
+    if declared is not None and size != declared:
         raise BodyIncomplete()
     return b"".join(parts)
 
 
-def bounded_receive(receive, deadline: float):
-    """receive as `fallback` gets it: each body message by the deadline or BodyTimedOut, a client gone BodyIncomplete.
+def bounded(receive, deadline: float):
+    """receive with each body message by deadline (the loop's clock) or BodyTimedOut, a client gone BodyIncomplete.
 
-    a2wsgi awaits receive from the WSGI thread that reads wsgi.input, and
-    raises there what it raised, so a web service's view answers 408 or 400
-    and Django answers a page's request 400. Once the body is complete,
-    receive is passed through untouched.
+    `fallback` gets it too: a2wsgi awaits receive from the WSGI thread that
+    reads wsgi.input and raises there what it raised, so a web service's view
+    answers 408 or 400, and Django answers a page's request 400. Once the body
+    is complete, receive is passed through untouched.
     """
     complete = False
 
-    async def bounded():
+    async def bounded_receive():
         nonlocal complete
         if complete:
             return await receive()
@@ -166,39 +208,77 @@ def bounded_receive(receive, deadline: float):
         if message["type"] == "http.disconnect":
             raise BodyIncomplete()
         complete = not message.get("more_body", False)
+        # A server's receive can swallow the timeout's cancellation when a chunk arrives in the same instant
+        # (asyncio.wait_for does, in Python 3.11): the next receive would then wait with no deadline at all.
+        if not complete and asyncio.get_running_loop().time() >= deadline:
+            raise BodyTimedOut()
         return message
 
-    return bounded
+    return bounded_receive
 
 
-def wsgi_environ(scope: dict) -> dict:
-    """The WSGI environ keys the webhook answer reads, from an ASGI scope, as gunicorn's WSGI worker sets them.
+def _route_key(scope: dict, headers: dict) -> tuple:
+    """What Django's routing of a webhook request depends on: scheme, server, path prefix and the host headers."""
+    return (scope.get("scheme", "http"), tuple(scope.get("server") or ()), scope["path"].startswith("/webhook/"),
+            *(headers.get(name) for name in _routing_headers()))
 
-    No wsgi.input: the body comes from the ASGI messages. PATH_INFO is the
-    decoded path's UTF-8 bytes read as latin-1, as PEP 3333 has it.
+
+def _learn_route(route: tuple, scope: dict, headers: dict) -> tuple | bool:
+    """The headers Django's middleware adds to a webhook's answer on this route, or False when Django would not
+    hand the request to the webhook view as it is (another host, a redirect, a refusal); remembered per route.
+
+    Learnt by running Django's middleware, as settings.MIDDLEWARE lists it,
+    around a stand-in of the view, on a request with the route's headers only.
     """
     server = scope.get("server") or ("", 0)
-    environ = {
-        "REQUEST_METHOD": scope["method"],
-        "SCRIPT_NAME": scope.get("root_path", "").encode().decode("latin-1"),
-        "PATH_INFO": scope["path"].encode().decode("latin-1"),
-        "QUERY_STRING": scope.get("query_string", b"").decode("latin-1"),
-        "SERVER_NAME": server[0] or "",
-        "SERVER_PORT": str(server[1] or ""),
-        "SERVER_PROTOCOL": f"HTTP/{scope.get('http_version', '1.1')}",
-        "wsgi.url_scheme": scope.get("scheme", "http"),
-    }
-    if client := scope.get("client"):
-        environ["REMOTE_ADDR"] = client[0]
-    for raw_name, raw_value in scope["headers"]:
-        if b"_" in raw_name:  # as gunicorn's WSGI worker: X_Hook_Secret must not pass for X-Hook-Secret
-            continue
-        name = raw_name.decode("latin-1").upper().replace("-", "_")
-        value = raw_value.decode("latin-1")
-        if name not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            name = "HTTP_" + name
-        environ[name] = f"{environ[name]},{value}" if name in environ else value
-    return environ
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": scope["path"], "SCRIPT_NAME": "", "QUERY_STRING": "",
+               "SERVER_NAME": server[0] or "", "SERVER_PORT": str(server[1] or ""), "wsgi.input": io.BytesIO(),
+               "wsgi.url_scheme": scope.get("scheme", "http"), "SERVER_PROTOCOL": "HTTP/1.1"}
+    for name in _routing_headers():
+        if name in headers:
+            environ["HTTP_" + name.upper().replace("-", "_")] = headers[name]
+    request = Request(environ)
+    try:
+        request.get_host()  # a host that is not allowed goes to Django, which refuses and logs it there, once
+        response = _Probe().get_response(request)
+    except DisallowedHost:
+        response = None
+    learnt = False
+    if getattr(response, "reached_the_webhook_view", False):
+        learnt = tuple((name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in response.items()
+                       if name.lower() not in ("content-type", "content-length"))
+    _routes.set(route, learnt)
+    return learnt
+
+
+def _routing_headers() -> tuple[str, ...]:
+    """The request headers Django's host and scheme depend on (with the settings that make it read them)."""
+    proxy = settings.SECURE_PROXY_SSL_HEADER
+    return ("host", "x-forwarded-host", "x-forwarded-port",
+            *([proxy[0].removeprefix("HTTP_").replace("_", "-").lower()] if proxy else []))
+
+
+@csrf_exempt
+def _stand_in(request, reached: bool) -> HttpResponse:
+    response = HttpResponse()
+    response.reached_the_webhook_view = reached
+    return response
+
+
+class _Probe(BaseHandler):
+    """Django's middleware chain with a stand-in for whatever view the request resolves to."""
+
+    def __init__(self):
+        super().__init__()
+        self.load_middleware()
+
+    def resolve_request(self, request):
+        try:
+            reached = super().resolve_request(request).func is views.receive
+        except Resolver404:
+            reached = False
+        request.resolver_match = ResolverMatch(_stand_in, (), {"reached": reached})
+        return request.resolver_match
 
 
 async def _lifespan(receive, send) -> None:
@@ -211,4 +291,3 @@ async def _lifespan(receive, send) -> None:
             await asyncio.get_running_loop().run_in_executor(None, intake.dispatcher.flush)
             await send({"type": "lifespan.shutdown.complete"})
             return
-

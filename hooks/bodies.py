@@ -1,4 +1,11 @@
-"""Request bodies in the web process: read under a deadline, and refused when cut off or malformed.
+"""Request bodies in a WSGI process: whole, within their deadline and under a limit, or an error.
+
+Every request Django serves (config/handler.py) has its body put behind a
+BoundedInput, which gives the whole body or raises: gunicorn hands over a
+short body when the client leaves early (its reader stops at the end of the
+stream, whatever Content-Length said), and raises its own parse errors on
+broken chunked framing; both become BodyIncomplete, so a cut-off body is
+never taken for a whole one.
 
 gunicorn's threaded worker reads a body with blocking recv() calls inside
 the application's read, with no time limit: twenty clients sending a byte
@@ -9,13 +16,6 @@ deadline, REQUEST_BODY_TIMEOUT_SECONDS after its request reached the
 application, and one watchdog thread per process shuts down the read side
 of a socket whose body is still being read past it: the blocked recv()
 returns at once and the read raises BodyTimedOut.
-
-gunicorn also hands over a short body when the client leaves early (its
-reader stops at the end of the stream, whatever Content-Length said), and
-raises its own parse errors on broken chunked framing; both become
-BodyIncomplete, so a cut-off body is never taken for a whole one.
-config.wsgi puts every request's body behind BoundedInput (hooks/wsgi.py),
-webhooks, web services and Django's pages alike.
 """
 import socket
 import threading
@@ -24,21 +24,43 @@ import time
 from django.conf import settings
 from gunicorn.http.errors import ParseException
 
-from hooks.exceptions import BodyError, BodyIncomplete, BodyTimedOut
+from hooks import answers
+from hooks.exceptions import BodyError, BodyIncomplete, BodyTimedOut, BodyTooLarge
 
 # The watchdog sleeps at most this long when it watches nothing; a deadline earlier than its wake-up wakes it.
 _IDLE_SECONDS = 10.0
+CHUNK = 64 * 1024
+
+
+def declared_length(environ: dict) -> int | None:
+    return answers.declared_length(environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING"))
+
+
+def read(environ: dict, limit: int) -> bytes:
+    """The whole body of a request served by config/handler.py; BodyTooLarge as soon as it is known to pass limit.
+
+    A declared length over the limit is refused before a byte is read; a
+    chunked body is read a chunk at a time and refused once it passes the limit.
+    """
+    length = declared_length(environ)
+    if length is not None and length > limit:
+        raise BodyTooLarge()
+    if length is not None:
+        return environ["wsgi.input"].read(length) if length else b""
+    parts, size = [], 0
+    while chunk := environ["wsgi.input"].read(CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge()
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def bound(environ: dict) -> "BoundedInput | None":
     """Put the request's body behind a BoundedInput (in environ["wsgi.input"]); None when it has no body."""
-    if "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
-        length = None
-    else:
-        declared = environ.get("CONTENT_LENGTH", "")
-        if not declared.isdigit() or int(declared) == 0:
-            return None
-        length = int(declared)
+    length = declared_length(environ)
+    if length == 0:
+        return None
     bounded = BoundedInput(
         environ["wsgi.input"], length=length, sock=environ.get("gunicorn.socket"),
         deadline=time.monotonic() + settings.REQUEST_BODY_TIMEOUT_SECONDS,

@@ -1,8 +1,8 @@
-"""Domain errors of the webhook URLs: request bodies that cannot be had, each with the status that answers it.
+"""Domain errors of the webhook and web service URLs, each with the status and text that answer it (SPEC 7.3).
 
-They derive from Django's BadRequest so that one raised from a request's
-input stream inside Django's own handling (a form, the admin, OAuth) is a
-400, as Django answers any bad request, rather than a 500.
+Body errors derive from Django's BadRequest so that one raised from a
+request's input stream inside Django's own handling (a form, the admin,
+OAuth) is a 400, as Django answers any bad request, rather than a 500.
 """
 from django.core.exceptions import BadRequest
 
@@ -36,3 +36,30 @@ class BodyTimedOut(BodyError):
 
     status_code = 408
     detail = "request body too slow"
+
+
+class WebServiceError(Exception):
+    """A web service call that starts no run (or whose run is gone): answered with detail as text/plain."""
+
+    status_code = 500
+    detail = "web service error"
+
+
+class WebServiceNotFound(WebServiceError):
+    status_code = 404
+    detail = "web service not found"
+
+
+class WebServiceOverQuota(WebServiceError):
+    status_code = 429
+    detail = "monthly usage limit reached"
+
+
+class WebServiceInactive(WebServiceError):
+    status_code = 503
+    detail = "web service is not active"
+
+
+class WebServiceInMaintenance(WebServiceError):
+    status_code = 503
+    detail = "web service is in maintenance"

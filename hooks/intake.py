@@ -1,27 +1,25 @@
 """Storing accepted deliveries with group commit, and queueing their runs in batches.
 
 Every accepted webhook needs its row committed before the 200 goes out
-(DESIGN.md contract 1). One INSERT and one commit per request, and one broker
-publish per request, cost most of a webhook's time (benchmarks/RESULTS.md).
-So in each web process one writer thread commits the rows of all requests
-waiting at that moment in one INSERT statement (its own transaction), then
-wakes each request; and one dispatcher thread sends the ids committed
-meanwhile as a few tasks. A request never waits for more than the commit it
-is part of: at low traffic a batch is one row.
+(DESIGN.md contract 1). One INSERT, one commit and one broker message per
+request cost most of a webhook's time (benchmarks/RESULTS.md). So in each
+process one writer thread commits the rows of all requests waiting at that
+moment in one INSERT (hooks/statements.py), then wakes each request; and one
+dispatcher thread sends the ids committed meanwhile as a few tasks. A request
+waits only for the commit it is part of: at low traffic a batch is one row.
 
-A request that is itself inside a transaction (a test, a shell) stores its
-row in that transaction and queues its run on commit, as Django does.
+A request inside a transaction (a test, a shell) stores its row in that
+transaction, with the same statement, and queues its run on commit.
 
-If a web process dies after committing but before publishing, the sweeper
-queues the deliveries (hooks.services.sweep). If a batch fails, its rows are
-retried one by one so that only the faulty row (say, of an automation deleted
-a moment ago) fails. A request that waited COMMIT_WAIT_SECONDS gets an error
+If a process dies after committing but before publishing, the sweeper queues
+the deliveries (hooks.services.sweep). If a batch fails, its rows are retried
+one by one so that only the faulty row (of an automation deleted a moment
+ago, say) fails. A request that waited COMMIT_WAIT_SECONDS gets an error
 (500) even if its row commits later; that row still runs, and a sender that
 retries is met by duplicate suppression.
 """
 import asyncio
 import atexit
-import functools
 import logging
 import queue
 import threading
@@ -29,27 +27,20 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-import psycopg
-import psycopg.errors
-from psycopg import pq
 from django.db import DatabaseError, IntegrityError, connection, connections, transaction
 
 from automations.models import Automation
-from hooks import tasks
-from hooks.models import Delivery
+from config import process_cache
+from hooks import statements, tasks
 
 logger = logging.getLogger(__name__)
 
 MAX_BATCH = 200
-# Batches up to this size use a statement prepared on the connection (one per size); larger ones are rare.
-PREPARED_BATCH = 32
 COMMIT_WAIT_SECONDS = 30
 DISPATCH_CHUNK = 50
-# A message costs about as much CPU as storing ten deliveries. After a quiet
-# spell the first ids leave at once; then at most one message per this window
-# leaves, with every id committed meanwhile, so that a busy process sends one
-# message per many commits. A message leaves early once it holds
-# DISPATCH_CHUNK ids, so that a burst still spreads over the workers.
+# A message costs about as much CPU as storing ten deliveries. After a quiet spell the first ids leave at once;
+# then at most one message per this window leaves, with every id committed meanwhile, unless DISPATCH_CHUNK
+# ids are ready first, so that a burst still spreads over the workers.
 COALESCE_SECONDS = 0.05
 _STOP = object()  # queued to end the writer thread
 
@@ -60,11 +51,10 @@ class AutomationGone(Exception):
 
 @dataclass(slots=True, eq=False)
 class Accepted:
-    """An accepted request on its way to its Delivery row: the columns a request sets, and the row's id once stored.
+    """The columns an accepted request sets (statements.ACCEPTED), and the row's id once stored.
 
-    A plain record rather than a Delivery instance: under load, building the
-    model instance was 7% of a web process's busy time (benchmarks/RESULTS.md),
-    and the request needs none of what a model does.
+    A plain record: under load, building a Delivery instance was 7% of a web
+    process's busy time (benchmarks/RESULTS.md).
     """
 
     automation_id: int
@@ -77,56 +67,44 @@ class Accepted:
     public_id: uuid.UUID = field(default_factory=uuid.uuid4)
     pk: int | None = None
 
-    def as_delivery(self) -> Delivery:
-        return Delivery(**{column: getattr(self, column) for column in _COLUMNS}, pk=self.pk)
-
 
 class _Ticket:
-    """One request waiting for its row: the writer releases `done` once the row is committed or has failed.
-
-    `done` is a lock a request thread waits on, or a future a coroutine awaits
-    on an event loop (hooks/asgi.py).
-    """
+    """A request waiting for its row: `done` is a lock its thread waits on, or a future its event loop awaits."""
 
     __slots__ = ("row", "done", "committed", "error")
 
     def __init__(self, row: Accepted, done: asyncio.Future | None = None):
-        self.row = row
+        self.row, self.committed, self.error = row, False, None
         if done is None:
-            # A bare lock is the cheapest hand-off between two threads: taken now, released by the writer.
-            done = threading.Lock()
+            done = threading.Lock()  # the cheapest hand-off between two threads: taken now, released by the writer
             done.acquire()
         self.done = done
-        self.committed = False
-        self.error: BaseException | None = None
+
+    def outcome(self, arrived: bool) -> None:
+        if not arrived:
+            raise DatabaseError("the delivery was not committed in time")
+        if not self.committed:
+            raise self.error or DatabaseError("the delivery was not committed")
 
 
 class _Writer:
     def __init__(self):
-        self._queue: queue.SimpleQueue[_Ticket] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def store(self, row: Accepted) -> None:
-        ticket = _Ticket(row)
-        self._ensure_thread()
-        self._queue.put(ticket)
-        if not ticket.done.acquire(timeout=COMMIT_WAIT_SECONDS):
-            raise DatabaseError("the delivery was not committed in time")
-        if not ticket.committed:
-            raise ticket.error or DatabaseError("the delivery was not committed")
+        ticket = self._queued(_Ticket(row))
+        ticket.outcome(ticket.done.acquire(timeout=COMMIT_WAIT_SECONDS))
 
     async def store_async(self, row: Accepted) -> None:
-        ticket = _Ticket(row, asyncio.get_running_loop().create_future())
-        self._ensure_thread()
-        self._queue.put(ticket)
+        ticket = self._queued(_Ticket(row, asyncio.get_running_loop().create_future()))
         try:
             async with asyncio.timeout(COMMIT_WAIT_SECONDS):
                 await ticket.done
         except TimeoutError:
-            raise DatabaseError("the delivery was not committed in time") from None
-        if not ticket.committed:
-            raise ticket.error or DatabaseError("the delivery was not committed")
+            ticket.outcome(False)
+        ticket.outcome(True)
 
     def stop(self) -> None:
         """Let the writer finish what is queued, then end its thread and close its connection."""
@@ -136,19 +114,17 @@ class _Writer:
             thread.join(10)
         self._thread = None
 
-    def _ensure_thread(self) -> None:
+    def _queued(self, ticket: _Ticket) -> _Ticket:
         if self._thread is None or not self._thread.is_alive():
-            with self._lock:
+            with self._lock:  # a forked process (gunicorn's workers) starts a thread of its own
                 if self._thread is None or not self._thread.is_alive():
                     self._thread = threading.Thread(target=self._run, name="delivery-writer", daemon=True)
                     self._thread.start()
+        self._queue.put(ticket)
+        return ticket
 
     def _run(self) -> None:
-        while True:
-            first = self._queue.get()
-            if first is _STOP:
-                connections.close_all()
-                return
+        while (first := self._queue.get()) is not _STOP:
             batch = [first]
             while len(batch) < MAX_BATCH:
                 try:
@@ -165,6 +141,7 @@ class _Writer:
                 logger.exception("storing %d deliveries failed", len(batch))
             finally:
                 _release(batch)
+        connections.close_all()
 
     def _commit(self, batch: list[_Ticket]) -> None:
         try:
@@ -179,7 +156,8 @@ class _Writer:
                 ticket.committed = True
         dispatcher.send([ticket.row.pk for ticket in batch if ticket.committed])
 
-    def _commit_one(self, ticket: _Ticket) -> None:
+    @staticmethod
+    def _commit_one(ticket: _Ticket) -> None:
         try:
             insert([ticket.row])
         except IntegrityError as error:
@@ -194,10 +172,10 @@ class _Writer:
 
 
 def _release(batch: list[_Ticket]) -> None:
-    """Wake every request of the batch: a thread through its lock, and each event loop once for all its requests.
+    """Wake every request of the batch: a thread through its lock, an event loop once for all its requests.
 
-    One wake-up per loop rather than per request is what lets a process on
-    an event loop answer a batch for the price of one switch (docs/webhooks.md).
+    One wake-up per loop rather than per request lets the hooks process
+    answer a batch for the price of one switch (docs/webhooks.md).
     """
     futures: dict[asyncio.AbstractEventLoop, list[asyncio.Future]] = {}
     for ticket in batch:
@@ -216,97 +194,6 @@ def _resolve(futures: list[asyncio.Future]) -> None:
     for future in futures:
         if not future.done():  # one that timed out was cancelled
             future.set_result(None)
-
-
-_COLUMNS = ("automation_id", "public_id", "method", "path", "query_string", "content_type", "body", "body_digest")
-_TYPES = ("bigint", "uuid", "varchar", "varchar", "text", "varchar", "bytea", "varchar")
-_BINARY = 1  # libpq's format code: every parameter and result column travels as raw bytes
-
-
-@functools.lru_cache(maxsize=MAX_BATCH)
-def _insert_statement(rows: int) -> bytes:
-    values = ", ".join(
-        "(" + ", ".join(f"${row * len(_COLUMNS) + n + 1}::{kind}" for n, kind in enumerate(_TYPES))
-        + f", '{Delivery.Status.PENDING.value}', now(), 0)"
-        for row in range(rows)
-    )
-    return (
-        f"INSERT INTO {Delivery._meta.db_table} ({', '.join(_COLUMNS)}, status, received_at, attempts) "
-        f"VALUES {values} RETURNING id, public_id"
-    ).encode()
-
-
-def insert(rows: list[Accepted]) -> None:
-    """Insert and commit the rows, all or none, and set their ids.
-
-    On PostgreSQL one multi-row INSERT, prepared once per batch size and
-    committed on its own, sent through libpq with every value in binary.
-    Django's bulk_create builds and quotes the statement in Python on every
-    call, and a transaction around it costs two more round trips; psycopg's
-    own execute adapts each value in Python, which cost four to five times the
-    CPU of this for a batch of 16 (benchmarks/RESULTS.md). Errors are Django's.
-    """
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
-        with transaction.atomic():
-            deliveries = Delivery.objects.bulk_create([row.as_delivery() for row in rows])
-        for row, delivery in zip(rows, deliveries):
-            row.pk = delivery.pk
-        return
-    values = []
-    for row in rows:
-        values += (
-            row.automation_id.to_bytes(8, "big", signed=True), row.public_id.bytes, row.method.encode(),
-            row.path.encode(), row.query_string.encode(), row.content_type.encode(), row.body, row.body_digest.encode(),
-        )
-    formats = [_BINARY] * len(values)
-    connection.ensure_connection()
-    pgconn = connection.connection.pgconn
-    with connection.wrap_database_errors:
-        if len(rows) <= PREPARED_BATCH:
-            name = _prepared(pgconn, len(rows))
-            result = _checked(pgconn, pgconn.exec_prepared(name, values, formats, _BINARY))
-        else:
-            result = _checked(pgconn, pgconn.exec_params(_insert_statement(len(rows)), values, None, formats, _BINARY))
-    ids = {result.get_value(n, 1): int.from_bytes(result.get_value(n, 0), "big", signed=True) for n in range(result.ntuples)}
-    for row in rows:
-        row.pk = ids[row.public_id.bytes]
-
-
-class _PreparedHere(threading.local):
-    """The batch sizes prepared on this thread's current libpq connection (a new connection starts empty)."""
-
-    def __init__(self):
-        self.pgconn: pq.abc.PGconn | None = None
-        self.sizes: set[int] = set()
-
-
-_prepared_here = _PreparedHere()
-
-
-def _prepared(pgconn: pq.abc.PGconn, rows: int) -> bytes:
-    here = _prepared_here
-    if here.pgconn is not pgconn:
-        here.pgconn, here.sizes = pgconn, set()
-    name = b"flowgate_insert_deliveries_%d" % rows
-    if rows not in here.sizes:
-        _checked(pgconn, pgconn.prepare(name, _insert_statement(rows)))
-        here.sizes.add(rows)
-    return name
-
-
-def _checked(pgconn: pq.abc.PGconn, result: pq.abc.PGresult) -> pq.abc.PGresult:
-    """The result, or psycopg's exception for its SQLSTATE, which Django's error wrapper then translates."""
-    if result.status in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
-        return result
-    message = (result.error_message or pgconn.error_message).decode("utf-8", "replace").strip()
-    if pgconn.status != pq.ConnStatus.OK:
-        raise psycopg.OperationalError(message)
-    sqlstate = result.error_field(pq.DiagnosticField.SQLSTATE)
-    try:
-        error = psycopg.errors.lookup(sqlstate.decode()) if sqlstate else psycopg.DatabaseError
-    except KeyError:
-        error = psycopg.DatabaseError
-    raise error(message)
 
 
 class _Dispatcher:
@@ -330,21 +217,20 @@ class _Dispatcher:
                 self._wake.notify()  # a full message, or the first ids of the next one
 
     def _run(self) -> None:
-        last = float("-inf")  # when the previous message left
-        while True:
+        last, stopping = float("-inf"), False  # when the previous message left
+        while not stopping:
             with self._wake:
                 while not self._pending and not self._stopping:
                     self._wake.wait()
                 until = last + COALESCE_SECONDS
-                while len(self._pending) < DISPATCH_CHUNK and not self._stopping and (left := until - time.monotonic()) > 0:
+                while len(self._pending) < DISPATCH_CHUNK and not self._stopping:
+                    if (left := until - time.monotonic()) <= 0:
+                        break
                     self._wake.wait(left)
-                ids, self._pending = self._pending, []
-                stopping = self._stopping
+                ids, self._pending, stopping = self._pending, [], self._stopping
             last = time.monotonic()
             self._publish(ids)
-            if stopping:
-                connections.close_all()
-                return
+        connections.close_all()
 
     def flush(self) -> None:
         with self._wake:
@@ -376,15 +262,16 @@ dispatcher = _Dispatcher()
 atexit.register(dispatcher.flush)
 
 
+@process_cache.on_reset
 def stop() -> None:
     """End both threads and close their database connections (tests; they start again on the next store)."""
     writer.stop()
     dispatcher.stop()
 
 
-async def store_async(row: Accepted) -> None:
-    """store() for a coroutine on an event loop: awaits the commit instead of blocking a thread on it."""
-    await writer.store_async(row)
+def insert(rows: list[Accepted]) -> None:
+    """Insert and commit the rows, all or none, and set their ids (a transaction of its own unless in one)."""
+    statements.insert_deliveries(rows)
 
 
 def store(row: Accepted) -> None:
@@ -392,10 +279,15 @@ def store(row: Accepted) -> None:
 
     Raises AutomationGone if its automation no longer exists, DatabaseError if the row could not be stored.
     """
-    if connection.in_atomic_block:
-        if not Automation.objects.filter(pk=row.automation_id).exists():
-            raise AutomationGone()
-        insert([row])
-        transaction.on_commit(lambda: dispatcher._publish([row.pk]), robust=True)
-        return
-    writer.store(row)
+    if not connection.in_atomic_block:
+        return writer.store(row)
+    # Foreign keys are checked at commit, which is the caller's: ask first.
+    if not Automation.objects.filter(pk=row.automation_id).exists():
+        raise AutomationGone()
+    insert([row])
+    transaction.on_commit(lambda: dispatcher._publish([row.pk]), robust=True)
+
+
+async def store_async(row: Accepted) -> None:
+    """store() for a coroutine on an event loop: awaits the commit instead of blocking a thread on it."""
+    await writer.store_async(row)

@@ -1,11 +1,19 @@
 """The raw SQL of deliveries, with column lists built from the models.
 
 The ORM costs more than the work on the hottest paths (benchmarks/RESULTS.md):
+accepted webhooks are stored many rows to one INSERT (hooks/intake.py), and
 the delivery claim is one UPDATE ... RETURNING. Every column name and value
 here comes from the model's fields, so a field added to Delivery cannot be
 silently left out (hooks/tests/test_statements.py).
 """
+import functools
+import threading
+
+import psycopg
+import psycopg.errors
 from django.db import connection
+from django.utils import timezone
+from psycopg import pq
 
 from hooks.models import Delivery
 
@@ -46,3 +54,126 @@ def claim(delivery_id: int, changes: dict, now) -> Delivery | None:
         [*params, delivery_id, Delivery.Status.PENDING, now_param, Delivery.Status.RUNNING, now_param],
     )
     return next(iter(rows), None)
+
+
+# A new delivery's columns: those an accepted request fills (hooks.intake.Accepted has an attribute for
+# each), those every new delivery starts with (a callable: its value at the insert), and those the table
+# fills (null, or its default). hooks/tests/test_statements.py checks that together they are Delivery's fields.
+ACCEPTED = ("automation", "public_id", "method", "path", "query_string", "content_type", "body", "body_digest")
+STARTING = {"status": Delivery.Status.PENDING, "attempts": 0, "received_at": timezone.now}
+LEFT_TO_THE_TABLE = ("id", "not_before", "claim", "lease_until", "run", "error", "suppressed_by")
+# Batches up to this size use a statement prepared on the connection (one per size); larger ones are rare.
+PREPARED_BATCH = 32
+_BINARY = 1  # libpq's format code: every parameter and result column travels as raw bytes
+# PostgreSQL's type and binary form of each kind of field an accepted request fills.
+_WIRE = {
+    "ForeignKey": ("bigint", lambda value: value.to_bytes(8, "big", signed=True)),
+    "UUIDField": ("uuid", lambda value: value.bytes),
+    "CharField": ("varchar", str.encode),
+    "TextField": ("text", str.encode),
+    "BinaryField": ("bytea", bytes),
+}
+
+
+def insert_deliveries(rows: list) -> None:
+    """Insert the rows (hooks.intake.Accepted) in one statement and set each one's pk; errors are Django's.
+
+    Outside a transaction the statement commits on its own. On PostgreSQL it
+    is prepared once per batch size on the connection and sent through libpq
+    with every value in binary: Django's bulk_create builds and quotes the
+    statement in Python on every call, and psycopg's execute adapts each
+    value in Python, four to five times the CPU of this for a batch of 16
+    (benchmarks/RESULTS.md). On SQLite the same statement goes through
+    Django's cursor, with the values prepared as the ORM prepares them.
+    """
+    fields = [Delivery._meta.get_field(name) for name in ACCEPTED]
+    if connection.vendor != "postgresql":
+        starting = [field.get_db_prep_save(value() if callable(value) else value, connection)
+                    for field, value in zip([Delivery._meta.get_field(name) for name in STARTING], STARTING.values(),
+                                            strict=True)]
+        values = [value for row in rows
+                  for value in [field.get_db_prep_save(getattr(row, field.attname), connection) for field in fields]
+                  + starting]
+        with connection.cursor() as cursor:
+            cursor.execute(_insert_sql(len(rows), postgresql=False), values)
+            ids = {public_id: pk for pk, public_id in cursor.fetchall()}
+        for row in rows:
+            row.pk = ids[fields[1].get_db_prep_save(row.public_id, connection)]
+        return
+    values = [_WIRE[field.get_internal_type()][1](getattr(row, field.attname)) for row in rows for field in fields]
+    formats = [_BINARY] * len(values)
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    with connection.wrap_database_errors:
+        if connection.in_atomic_block and pgconn.transaction_status == pq.TransactionStatus.IDLE:
+            _checked(pgconn, pgconn.exec_(b"BEGIN"))  # the atomic block has not sent its BEGIN yet (psycopg waits)
+        if len(rows) <= PREPARED_BATCH:
+            result = _checked(pgconn, pgconn.exec_prepared(_prepared(pgconn, len(rows)), values, formats, _BINARY))
+        else:
+            sql = _insert_sql(len(rows), postgresql=True).encode()
+            result = _checked(pgconn, pgconn.exec_params(sql, values, None, formats, _BINARY))
+    ids = {result.get_value(n, 1): int.from_bytes(result.get_value(n, 0), "big", signed=True)
+           for n in range(result.ntuples)}
+    for row in rows:
+        row.pk = ids[row.public_id.bytes]
+
+
+@functools.lru_cache(maxsize=128)
+def _insert_sql(rows: int, *, postgresql: bool) -> str:
+    """The INSERT of rows deliveries: libpq's $1::type placeholders and the starting values inline, or Django's %s."""
+    quote = connection.ops.quote_name
+    fields = [Delivery._meta.get_field(name) for name in ACCEPTED]
+    starting = [Delivery._meta.get_field(name) for name in STARTING]
+    width = len(fields)
+    if postgresql:
+        inline = ["now()" if callable(value) else f"'{value}'" if isinstance(value, str) else str(int(value))
+                  for value in STARTING.values()]
+        values = ", ".join(
+            "(" + ", ".join([f"${row * width + n + 1}::{_WIRE[field.get_internal_type()][0]}"
+                             for n, field in enumerate(fields)] + inline) + ")"
+            for row in range(rows)
+        )
+    else:
+        values = ", ".join("(" + ", ".join(["%s"] * (width + len(starting))) + ")" for _ in range(rows))
+    columns = ", ".join(quote(field.column) for field in fields + starting)
+    return (
+        f"INSERT INTO {quote(Delivery._meta.db_table)} ({columns}) VALUES {values} "
+        f"RETURNING {quote(Delivery._meta.pk.column)}, {quote(fields[1].column)}"
+    )
+
+
+class _PreparedHere(threading.local):
+    """The batch sizes prepared on this thread's current libpq connection (a new connection starts empty)."""
+
+    def __init__(self):
+        self.pgconn: pq.abc.PGconn | None = None
+        self.sizes: set[int] = set()
+
+
+_prepared_here = _PreparedHere()
+
+
+def _prepared(pgconn: pq.abc.PGconn, rows: int) -> bytes:
+    here = _prepared_here
+    if here.pgconn is not pgconn:
+        here.pgconn, here.sizes = pgconn, set()
+    name = b"flowgate_insert_deliveries_%d" % rows
+    if rows not in here.sizes:
+        _checked(pgconn, pgconn.prepare(name, _insert_sql(rows, postgresql=True).encode()))
+        here.sizes.add(rows)
+    return name
+
+
+def _checked(pgconn: pq.abc.PGconn, result: pq.abc.PGresult) -> pq.abc.PGresult:
+    """The result, or psycopg's exception for its SQLSTATE, which Django's error wrapper then translates."""
+    if result.status in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
+        return result
+    message = (result.error_message or pgconn.error_message).decode("utf-8", "replace").strip()
+    if pgconn.status != pq.ConnStatus.OK:
+        raise psycopg.OperationalError(message)
+    sqlstate = result.error_field(pq.DiagnosticField.SQLSTATE)
+    try:
+        error = psycopg.errors.lookup(sqlstate.decode()) if sqlstate else psycopg.DatabaseError
+    except KeyError:
+        error = psycopg.DatabaseError
+    raise error(message)

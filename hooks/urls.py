@@ -10,5 +10,5 @@ urlpatterns = [
     re_path(r"^webservice-(?P<key>[^/]+)$", views.web_service),
     # Empty, extended or slashed keys: the same answer as any other miss.
     re_path(r"^(?:webhook/)?automation-", views.receive),
-    re_path(r"^webservice-", views.web_service_miss),
+    re_path(r"^webservice-", views.web_service),
 ]

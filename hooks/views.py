@@ -1,56 +1,68 @@
-"""Views of the webhook and web service URLs (SPEC 4.2, 7.2, 7.3): parse, call one function, respond."""
+"""Webhook and web service URLs through Django (SPEC 4.2, 7.2, 7.3): parse, ask hooks/answers.py, respond.
+
+The hooks process answers webhooks on its event loop by the same rules
+(hooks/asgi.py); this view answers them where Django serves the hooks host.
+"""
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from automations.exceptions import WebServiceError
-from hooks import maintenance, receiver, webservice
-from hooks.exceptions import BodyError
-from hooks.incoming import incoming
-
-
-def _response(reply: receiver.Reply) -> HttpResponse:
-    response = HttpResponse(reply.body, status=reply.status, content_type=reply.content_type)
-    if reply.content_type is None:
-        del response["Content-Type"]
-    for name, value in reply.headers:
-        response[name] = value
-    return response
-
-
-def _cors(response: HttpResponse, request: HttpRequest, methods: str) -> HttpResponse:
-    response["Access-Control-Allow-Origin"] = "*"
-    if request.method == "OPTIONS":
-        response["Access-Control-Allow-Methods"] = methods
-        if wanted := request.headers.get("Access-Control-Request-Headers"):
-            response["Access-Control-Allow-Headers"] = wanted[:1000]
-        response["Access-Control-Max-Age"] = "86400"
-    return response
+from hooks import answers, bodies, intake, maintenance, selectors, services, webservice
+from hooks.exceptions import BodyError, WebServiceError, WebServiceInMaintenance
+from hooks.incoming import read_body, with_body
 
 
 @csrf_exempt
 def receive(request: HttpRequest, key: str = "") -> HttpResponse:
-    """Webhook URLs reached through Django; gunicorn's requests are answered by hooks/wsgi.py, with the same reply."""
-    return _response(receiver.receive(request.META, key))
+    """A webhook; a key of "" (a malformed one) is a miss like any other."""
+    return _response(_receive(request, key))
 
 
-@csrf_exempt
-def web_service(request: HttpRequest, key: str) -> HttpResponse:
+def _receive(request: HttpRequest, key: str) -> answers.Reply:
     if maintenance.active():
-        return _cors(HttpResponse("web service is in maintenance", status=503, content_type="text/plain"), request, "*")
-    if request.method == "OPTIONS":  # a preflight: no run, no quota
-        return _cors(HttpResponse(status=204), request, "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS")
+        return answers.MAINTENANCE
+    method, meta = request.method, request.META
+    if method not in answers.HOOK_METHODS:
+        return answers.WRONG_METHOD
+    fresh = answers.fresh_lookup(method, bodies.declared_length(meta))
+    automation_id = selectors.automation_id_for_hook_key(key, fresh=fresh)
+    if automation_id is None:
+        return answers.MISS
+    if not answers.reads_body(method):
+        return answers.without_body(method, meta.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS"))
     try:
-        answer = webservice.call(key=key, incoming=incoming(request))
-    except WebServiceError as error:
-        return _cors(HttpResponse(error.message, status=error.status_code, content_type="text/plain"), request, "")
-    except BodyError as refused:  # nothing ran and nothing counted
-        return _cors(HttpResponse(refused.detail, status=refused.status_code, content_type="text/plain"), request, "")
-    response = HttpResponse(answer.body, status=answer.status, content_type=answer.content_type)
-    for name, value in answer.headers.items():
-        response[name] = value
-    return _cors(response, request, "")
+        body = read_body(meta)
+    except BodyError as refused:  # nothing is stored; a client that left never reads the answer
+        return answers.refused(refused.status_code)
+    if handshake := answers.handshake(meta.get("HTTP_X_HOOK_SECRET"), body):
+        return handshake
+    try:
+        delivery = services.accept_delivery(automation_id=automation_id, incoming=with_body(meta, body))
+    except intake.AutomationGone:
+        selectors.forget_hook_key(key)
+        return answers.MISS
+    return answers.accepted(method, delivery.public_id)
 
 
 @csrf_exempt
-def web_service_miss(request: HttpRequest) -> HttpResponse:
-    return web_service(request, "")
+def web_service(request: HttpRequest, key: str = "") -> HttpResponse:
+    requested = request.headers.get("Access-Control-Request-Headers")
+    try:
+        if maintenance.active():
+            raise WebServiceInMaintenance()
+        if request.method == "OPTIONS":  # a preflight: no run, no quota
+            reply = answers.Reply(204)
+        else:
+            answer = webservice.call(key=key, incoming=with_body(request.META, read_body(request.META)))
+            reply = answers.Reply(answer.status, tuple(answer.headers.items()), answer.body, answer.content_type)
+    except (WebServiceError, BodyError) as error:  # nothing ran, or nothing counted
+        reply = answers.Reply(error.status_code, (), error.detail.encode(), "text/plain")
+    return _response(reply, answers.cors(request.method, requested, answers.WEB_SERVICE_METHODS))
+
+
+def _response(reply: answers.Reply, extra: tuple = ()) -> HttpResponse:
+    response = HttpResponse(reply.body, status=reply.status, content_type=reply.content_type)
+    if reply.content_type is None:
+        del response["Content-Type"]
+    for name, value in reply.headers + extra:
+        response[name] = value
+    return response

@@ -19,9 +19,9 @@ from django.db import IntegrityError
 
 from automations import engine, runs, selectors
 from automations import services as automation_services
-from automations.exceptions import WebServiceInactive, WebServiceNotFound
+from automations.exceptions import QuotaExceeded
 from automations.models import Automation, Run
-from automations.steps import WAIT_TIMED_OUT
+from hooks.exceptions import WebServiceInactive, WebServiceNotFound, WebServiceOverQuota
 from hooks.incoming import Incoming
 from hooks.trigger import trigger_data
 from publickeys.redaction import redact
@@ -60,7 +60,10 @@ def call(*, key: str, incoming: Incoming) -> Answer:
         raise WebServiceNotFound()
     if not automation.enabled:
         raise WebServiceInactive()
-    automation_services.count_web_service_call(owner_id=automation.owner_id)
+    try:
+        automation_services.count_web_service_call(owner_id=automation.owner_id)
+    except QuotaExceeded:
+        raise WebServiceOverQuota() from None
     try:
         return _run(automation, incoming)
     except Exception as error:
@@ -78,8 +81,12 @@ def _run(automation, incoming: Incoming) -> Answer:
     )
     claim = uuid.uuid4()
     run = runs.start(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE, claim=claim)
+    deadline = time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS
     try:
-        response = engine.advance(run, deadline=time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS)
+        response = engine.advance(run, deadline=deadline)
+        # The outcome "timed out" is the clock's, not a reading of the failed step's text: a step cut short by
+        # the time left (an HTTP request) fails with its own error, past the same deadline.
+        timed_out = time.monotonic() >= deadline
         saved = runs.settle(run, claim)
     except Exception:
         runs.fail(run, claim, "internal error")
@@ -90,7 +97,7 @@ def _run(automation, incoming: Incoming) -> Answer:
         return _from_response(response)
     if run.status == Run.Status.WAITING:
         return _json(202, {"status": run.status, "run_id": run.pk})
-    if run.status == Run.Status.FAILED and run.error.endswith(WAIT_TIMED_OUT):
+    if run.status == Run.Status.FAILED and timed_out:
         return _json(504, {"error": "the automation did not answer in time", "run_id": run.pk})
     if run.status == Run.Status.FAILED:
         return _json(500, {"error": "the automation failed", "run_id": run.pk})

@@ -16,8 +16,8 @@ from gunicorn.config import Config
 
 from automations import services as automation_services
 from config.logs import WITHHELD, GunicornLogger, RedactKeys
-from hooks import receiver, webservice
-from hooks.tests.conftest import EntryHandler
+from hooks import services, webservice
+from hooks.tests.conftest import HooksProcess
 
 KEY = "Zq3-x_9KpL0aBcDeFgHiJkLmNoPqRsTu"
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,18 +138,18 @@ def test_a_django_request_error_on_a_web_service_url_logs_no_key(make_automation
     assert "RuntimeError: could not run /webservice-{key}" in output
 
 
-@pytest.mark.django_db
-def test_the_webhook_entrys_error_line_logs_no_key(make_automation, monkeypatch, console):
+@pytest.mark.django_db(transaction=True)  # the hooks process looks keys up in threads of its own
+def test_the_hooks_processs_error_line_logs_no_key(make_automation, monkeypatch, console):
     automation = make_automation([])
     path = urlsplit(automation_services.hook_url(automation)).path
     key = path.partition("automation-")[2]
 
-    def broken(environ, key):
-        raise RuntimeError(f"could not store {environ['PATH_INFO']}")
+    def broken(*, automation_id, incoming):
+        raise RuntimeError(f"could not store {incoming.path}")
 
-    monkeypatch.setattr(receiver, "receive", broken)
+    monkeypatch.setattr(services, "new_delivery", broken)
     client = Client()
-    client.handler = EntryHandler()
+    client.handler = HooksProcess()
     assert client.post("/webhook" + path, data=b"{}", content_type="application/json").status_code == 500
     output = console.getvalue()
     assert key not in output

@@ -1,3 +1,11 @@
+"""Test clients that send their requests where production does: the web process's Django, or the hooks process.
+
+Django's own test client skips the handler the web process serves
+(config/handler.py: bodies bounded and checked, charsets) and never reaches
+the hooks process's driver (hooks/asgi.py). These hand the test client's
+request to config.wsgi.application and to config.asgi.application, in-process.
+"""
+import asyncio
 import contextlib
 
 import pytest
@@ -7,7 +15,6 @@ from django.http import HttpResponse
 from django.test import Client
 
 from config.handler import Request
-from config.wsgi import application
 
 
 @contextlib.contextmanager
@@ -22,25 +29,110 @@ def transaction_of_the_test_kept():
         request_finished.connect(close_old_connections)
 
 
-class EntryHandler:
-    """Hands a test client's request to config.wsgi.application, the entry gunicorn serves, not to Django's handler."""
+def _response(environ, status: int, headers, body: bytes) -> HttpResponse:
+    response = HttpResponse(body, status=status)
+    del response["Content-Type"]
+    for name, value in headers:
+        response[name] = value
+    response.wsgi_request = Request(environ)
+    return response
+
+
+class WebProcess:
+    """Hands a test client's request to config.wsgi.application, as gunicorn's threaded worker does."""
 
     def __call__(self, environ):
+        from config.wsgi import application
+
         started = []
         with transaction_of_the_test_kept():
-            body = b"".join(application(environ, lambda status, headers, exc_info=None: started.append((status, headers))))
+            chunks = application(environ, lambda status, headers, exc_info=None: started.append((status, headers)))
+            try:
+                body = b"".join(chunks)
+            finally:
+                chunks.close()
         status, headers = started[0]
-        response = HttpResponse(body, status=int(status.split()[0]))
-        del response["Content-Type"]
-        for name, value in headers:
-            response[name] = value
-        response.wsgi_request = Request(environ)
-        return response
+        return _response(environ, int(status.split()[0]), headers, body)
+
+
+class HooksProcess:
+    """Hands a test client's request to config.asgi.application on an event loop, as gunicorn's asyncio worker does.
+
+    The body comes from wsgi.input a piece per message; a stream that ends
+    before its declared length, or fails, is a client gone (http.disconnect).
+    """
+
+    def __call__(self, environ):
+        from config.asgi import application
+
+        sent = []
+
+        async def send(message):
+            sent.append(message)
+
+        asyncio.run(application(_scope(environ), _receive(environ), send))
+        start = sent[0]
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in start["headers"]]
+        return _response(environ, start["status"], headers, b"".join(m.get("body", b"") for m in sent[1:]))
+
+
+def _scope(environ: dict) -> dict:
+    headers = [(b"host", environ.get("HTTP_HOST", environ["SERVER_NAME"]).encode("latin-1"))]
+    for name, value in environ.items():
+        if name.startswith("HTTP_") and name != "HTTP_HOST" or name in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            header = name.removeprefix("HTTP_").replace("_", "-").lower()
+            headers.append((header.encode(), str(value).encode("latin-1")))
+    return {
+        "type": "http", "http_version": "1.1", "method": environ["REQUEST_METHOD"], "root_path": "",
+        "path": environ["PATH_INFO"].encode("latin-1").decode("utf-8", "replace"), "headers": headers,
+        "query_string": environ.get("QUERY_STRING", "").encode("latin-1"), "scheme": environ["wsgi.url_scheme"],
+        "server": (environ["SERVER_NAME"], int(environ["SERVER_PORT"])), "client": ("127.0.0.1", 5555),
+    }
+
+
+def _receive(environ: dict):
+    stream = environ["wsgi.input"]
+    declared = environ.get("CONTENT_LENGTH", "")
+    left = int(declared) if declared.isdigit() else None
+    chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "")
+    finished = False
+
+    async def receive():
+        nonlocal left, finished
+        if finished or (left is None and not chunked):
+            finished = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        try:
+            chunk = stream.read(min(left, 65536) if left is not None else 65536)
+        except OSError:
+            return {"type": "http.disconnect"}
+        if left is not None:
+            left -= len(chunk)
+            if not chunk and left:
+                return {"type": "http.disconnect"}  # the client left before its declared length
+        finished = not chunk or left == 0
+        return {"type": "http.request", "body": chunk, "more_body": not finished}
+
+    return receive
 
 
 @pytest.fixture
-def entry_client():
-    """A test client whose requests go through config.wsgi.application, as gunicorn's do."""
+def web_client():
+    """A test client whose requests go through config.wsgi.application, as the web process serves them."""
     client = Client()
-    client.handler = EntryHandler()
+    client.handler = WebProcess()
     return client
+
+
+@pytest.fixture
+def hooks_client():
+    """A test client whose requests go through config.asgi.application, as the hooks process serves them."""
+    client = Client()
+    client.handler = HooksProcess()
+    return client
+
+
+@pytest.fixture(params=["web process", "hooks process"])
+def through(request):
+    """Run a test through both drivers: the web process's Django and the hooks process's event loop."""
+    return request.getfixturevalue("web_client" if request.param == "web process" else "hooks_client")

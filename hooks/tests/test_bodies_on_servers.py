@@ -4,8 +4,8 @@ Each test runs against the web process (gunicorn's threaded worker serving
 config.wsgi) and the hooks process (gunicorn's asyncio worker serving
 config.asgi), because each reads bodies its own way: the web process with
 blocking reads in its threads (hooks/bodies.py), the hooks process on its
-event loop for webhooks and through a2wsgi's threads for web services
-(hooks/asgi.py). The servers the tests share give bodies two seconds
+event loop, for webhooks and for what it hands to Django through a2wsgi's
+threads (hooks/asgi.py). The servers the tests share give bodies two seconds
 (REQUEST_BODY_TIMEOUT_SECONDS=2).
 """
 import select
@@ -164,13 +164,8 @@ def test_cut_off_and_malformed_bodies_are_never_stored_nor_run(tmp_path, make_au
     assert "Traceback" not in running.log("web")
 
 
-def test_a_body_still_arriving_at_its_deadline_gets_408_and_nothing_is_kept(server, path, kind, request):
+def test_a_body_still_arriving_at_its_deadline_gets_408_and_nothing_is_kept(server, path):
     answer = trickle(server, head(server, path, Content_Length="1000") + b'{"n": ')
-    if answer == GAVE_UP and kind == "webhook" and request.node.callspec.params["server"] == "hooks process":
-        # Known gap (issue 13 note): a webhook on the event loop holds no thread, but its trickled body is not
-        # cut off at the deadline in a real hooks process; nothing is kept meanwhile.
-        assert kept() == NOTHING
-        pytest.xfail("the hooks process does not cut off a trickled webhook body at REQUEST_BODY_TIMEOUT_SECONDS")
     # Cut off by the server, not left to give up after a minute: answered 408, or closed (the answer can be lost
     # when the server closes a connection with bytes unread, or sees the client's next byte first).
     assert answer in (RESET, b"") or status_of(answer) == 408, answer

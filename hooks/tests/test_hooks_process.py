@@ -1,10 +1,10 @@
 """The hooks process (config/asgi.py on gunicorn's asyncio worker) through a real server: SPEC 4.2 and 7.2 row by row.
 
-Its answers come from the same hooks.receiver.exchange() as the web
-process's; what these tests prove is that the event loop supplies it
-correctly: bodies read from the socket under the limit, rows committed
-before the 200 (many at once, in shared batches), lookups and the maintenance
-switch read without blocking, and every other path handed to Django.
+Its answers follow the same rules as the web process's (hooks/answers.py);
+what these tests prove is that the event loop does its part correctly:
+bodies read from the socket under the limit, rows committed before the 200
+(many at once, in shared batches), lookups and the maintenance switch read
+without blocking, and every other path handed to Django.
 """
 import socket
 import threading

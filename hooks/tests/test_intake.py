@@ -6,7 +6,7 @@ import pytest
 from django.db import DataError, connection
 
 from automations import services as automation_services
-from hooks import intake
+from hooks import intake, statements
 from hooks.models import Delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -92,7 +92,7 @@ def test_a_request_is_never_told_stored_when_the_writer_fails(make_automation, m
         raise RuntimeError("a fault nobody planned for")
 
     monkeypatch.setattr(intake, "insert", broken)
-    with pytest.raises(Exception):
+    with pytest.raises(RuntimeError):
         intake.store(delivery_for(automation))
     assert not Delivery.objects.exists()
 
@@ -179,21 +179,22 @@ def postgresql_only():
 
 
 def test_a_batch_larger_than_the_prepared_sizes_is_stored_with_each_id(make_automation):
-    postgresql_only()
     automation = make_automation([])
-    rows = [delivery_for(automation, n) for n in range(intake.PREPARED_BATCH + 8)]
+    rows = [delivery_for(automation, n) for n in range(statements.PREPARED_BATCH + 8)]
     intake.insert(rows)
     stored = {delivery.public_id: delivery for delivery in Delivery.objects.all()}
     assert len(stored) == len(rows)
     for row in rows:
         delivery = stored[row.public_id]
-        assert (delivery.pk, bytes(delivery.body), delivery.status) == (row.pk, row.body, "pending")
+        columns = (delivery.pk, bytes(delivery.body), delivery.status, delivery.attempts)
+        assert columns == (row.pk, row.body, "pending", 0)
+        assert delivery.received_at is not None and delivery.error == ""
 
 
 def test_every_value_is_stored_byte_for_byte(make_automation):
-    postgresql_only()
     automation = make_automation([])
-    row = intake.Accepted(automation_id=automation.pk, method="PUT", path="/webhook/automation-ключ", query_string="a=1&b=%00",
+    row = intake.Accepted(automation_id=automation.pk, method="PUT", path="/webhook/automation-ключ",
+                          query_string="a=1&b=%00",
                           content_type="text/plain; charset=latin-1", body=bytes(range(256)), body_digest="d" * 64)
     intake.insert([row])
     stored = Delivery.objects.get(pk=row.pk)
@@ -221,8 +222,9 @@ def test_a_connection_the_server_closed_is_replaced_and_the_delivery_stored(make
     intake.store(delivery_for(automation, 1))  # the writer thread has its connection now
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE %s",
-            ["INSERT INTO hooks_delivery%"],
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND query LIKE %s",
+            ['INSERT INTO "hooks_delivery"%'],
         )
         cursor.execute("SELECT pg_terminate_backend(%s)", [cursor.fetchone()[0]])
     intake.store(delivery_for(automation, 2))

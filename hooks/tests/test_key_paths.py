@@ -4,22 +4,21 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.apps import apps
-from django.test import Client
 
 from automations import services as automation_services
 from automations.models import LookupRow, Run
 from hooks import services
 from hooks.models import Delivery
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)  # stored and looked up as in production, by other threads
 
 ECHO_PATH = [{"id": "answer", "kind": "respond", "body": {"path": "{{trigger.path}}"}}]
 redact_key_paths = importlib.import_module("hooks.migrations.0003_redact_key_paths")
 
 
-@pytest.fixture(params=["wsgi entry", "django view"])
-def client(request):
-    return request.getfixturevalue("entry_client") if request.param == "wsgi entry" else Client()
+@pytest.fixture
+def client(through):
+    return through
 
 
 @pytest.mark.parametrize("prefix", ["/", "/webhook/", "/%61utomation%2D"])

@@ -195,10 +195,10 @@ def service_path(automation) -> str:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(("body", "content_type"), HOSTILE)
-def test_a_web_service_answers_any_body_with_valid_json(entry_client, make_automation, body, content_type):
+def test_a_web_service_answers_any_body_with_valid_json(web_client, make_automation, body, content_type):
     """Through the application gunicorn serves: Django's test client builds its request with Django's own class."""
     automation = make_automation([{"id": "r", "kind": "respond", "body": {"got": "{{trigger.body}}", "q": "{{trigger.params}}"}}])
-    response = entry_client.generic("POST", service_path(automation) + "?a=%00", data=body, content_type=content_type)
+    response = web_client.generic("POST", service_path(automation) + "?a=%00", data=body, content_type=content_type)
     assert response.status_code == 200
     json.loads(response.content)  # NaN or Infinity would not parse
     assert Run.objects.get().status == Run.Status.SUCCEEDED
@@ -224,10 +224,10 @@ def test_a_web_service_call_that_fails_on_our_side_gives_its_quota_back(make_aut
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("value", ["a\r\nInjected: 1", "a\nb", "\u2603", "x\x00"])
-def test_a_respond_header_filled_with_what_http_cannot_send_fails_the_run_instead_of_a_500(entry_client, make_automation,
+def test_a_respond_header_filled_with_what_http_cannot_send_fails_the_run_instead_of_a_500(web_client, make_automation,
                                                                                             value):
     automation = make_automation([{"id": "r", "kind": "respond", "headers": {"X-Echo": "{{trigger.body.echo}}"}}])
-    response = entry_client.post(service_path(automation), data=json.dumps({"echo": value}), content_type="application/json")
+    response = web_client.post(service_path(automation), data=json.dumps({"echo": value}), content_type="application/json")
     assert response.status_code == 500
     assert response.json()["error"] == "the automation failed"
     assert "Injected" not in response

@@ -1,0 +1,93 @@
+"""What webhook and web service URLs answer (SPEC 4.2, 7.2, 7.3), as plain functions of the request: no I/O.
+
+Two drivers ask these rules and do the I/O between them: the hooks
+process's event loop (hooks/asgi.py) and Django's views (hooks/views.py).
+"""
+import json
+from dataclasses import dataclass
+
+HOOK_METHODS = ("GET", "POST", "PUT", "HEAD", "OPTIONS")
+WEB_SERVICE_METHODS = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"
+DELIVERY_HEADER = "X-Flowgate-Delivery-Id"
+# A body declared larger than this, or chunked, is read only after its key is looked up afresh. A key
+# remembered from before its automation was deleted would otherwise cost reading the whole body (26 MB took
+# half a second) before the insert failed, where a miss costs one lookup; a smaller body costs about as much
+# to read as the failed insert that answers 404.
+FRESH_LOOKUP_ABOVE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    status: int
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    content_type: str | None = None  # None: no body, no Content-Type
+
+
+MAINTENANCE = Reply(503)
+MISS = Reply(404)  # every miss alike: unknown, altered, malformed, deleted
+FAILED = Reply(500)
+WRONG_METHOD = Reply(405, (("Allow", ", ".join(HOOK_METHODS)),))
+
+
+def cors(method: str, requested_headers: str | None, allowed_methods: str) -> tuple[tuple[str, str], ...]:
+    """The CORS headers of every answer; a preflight (OPTIONS) also gets the methods and headers it asked about."""
+    if method != "OPTIONS":
+        return (("Access-Control-Allow-Origin", "*"),)
+    headers = (("Access-Control-Allow-Origin", "*"), ("Access-Control-Allow-Methods", allowed_methods),
+               ("Access-Control-Max-Age", "86400"))
+    return headers + (("Access-Control-Allow-Headers", requested_headers[:1000]),) if requested_headers else headers
+
+
+def reads_body(method: str) -> bool:
+    return method not in ("HEAD", "OPTIONS")
+
+
+def declared_length(content_length: str | None, transfer_encoding: str | None) -> int | None:
+    """The body's declared length: None for a chunked body, 0 for none (or a Content-Length that is no number)."""
+    if transfer_encoding and "chunked" in transfer_encoding.lower():
+        return None
+    return int(content_length) if content_length and content_length.isdigit() else 0
+
+
+def fresh_lookup(method: str, declared: int | None) -> bool:
+    """Whether the key is looked up afresh, not from memory: before a large or chunked body is read."""
+    return reads_body(method) and (declared is None or declared > FRESH_LOOKUP_ABOVE_BYTES)
+
+
+def without_body(method: str, requested_headers: str | None) -> Reply:
+    """HEAD and OPTIONS (a CORS preflight) to a key that exists: 200, nothing stored."""
+    return Reply(200, cors(method, requested_headers, ", ".join(HOOK_METHODS)))
+
+
+def handshake(hook_secret: str | None, body: bytes) -> Reply | None:
+    """The verification handshakes of SPEC 4.2, answered without a run: X-Hook-Secret and {"challenge": ...}.
+
+    A body that cannot be read as JSON (too deep for the parser, say), or
+    whose challenge cannot be echoed as strict JSON (NaN, Infinity, 1e999, a
+    lone surrogate), is not a handshake: it is an ordinary delivery.
+    """
+    if hook_secret is not None:
+        return Reply(200, (("X-Hook-Secret", hook_secret), ("Access-Control-Allow-Origin", "*")))
+    if b'"challenge"' not in body[:1024] or len(body) >= 64 * 1024:
+        return None
+    try:
+        document = json.loads(body)
+        if not isinstance(document, dict) or list(document) != ["challenge"]:
+            return None
+        # allow_nan=False refuses NaN and the infinities; encoding the unescaped text refuses lone surrogates.
+        echo = json.dumps(document, allow_nan=False, ensure_ascii=False).encode()
+    except (ValueError, RecursionError):
+        return None
+    return Reply(200, (("Access-Control-Allow-Origin", "*"),), echo, "application/json")
+
+
+def accepted(method: str, public_id) -> Reply:
+    """SPEC 4.2: 200 with an empty body, sent only once the delivery's row is committed."""
+    return Reply(200, ((DELIVERY_HEADER, str(public_id)), ("Access-Control-Allow-Origin", "*"),
+                       ("Access-Control-Expose-Headers", DELIVERY_HEADER)))
+
+
+def refused(status_code: int) -> Reply:
+    """A body that could not be had (BodyError's status): nothing stored, and no body in the answer."""
+    return Reply(status_code)

@@ -1,0 +1,150 @@
+"""Which webhook requests the hooks process answers on its event loop, which go to Django, and that both look alike.
+
+The hooks process learns what Django's middleware would do with a webhook
+request by running it once per host and scheme (hooks/asgi.py); these tests
+hold it to what Django itself answers.
+"""
+import logging
+from urllib.parse import urlsplit
+
+import pytest
+
+from automations import services as automation_services
+from hooks import answers
+from hooks.models import Delivery
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def path(make_automation):
+    automation = make_automation([{"id": "keep", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}}])
+    return urlsplit(automation_services.hook_url(automation)).path
+
+
+@pytest.fixture
+def three_hosts(settings):
+    settings.BASE_URL = "https://app.example.com"
+    settings.HOOKS_URL = "https://hooks.example.com"
+    settings.MCP_URL = "https://mcp.example.com"
+    settings.ALLOWED_HOSTS = ["app.example.com", "hooks.example.com", "mcp.example.com"]
+
+
+@pytest.fixture
+def handed_to_django(monkeypatch):
+    """The paths of the requests the hooks process handed to Django (its fallback) rather than answered itself."""
+    from config.asgi import application
+
+    seen, fallback = [], application.fallback
+
+    async def noting(scope, receive, send):
+        seen.append(scope["path"])
+        await fallback(scope, receive, send)
+
+    monkeypatch.setattr(application, "fallback", noting)
+    return seen
+
+
+def test_webhook_paths_on_the_hooks_host_are_answered_on_the_loop(hooks_client, path, handed_to_django):
+    for prefix in ("", "/webhook"):
+        assert hooks_client.post(prefix + path, data=b'{"n": 1}', content_type="application/json").status_code == 200
+    assert hooks_client.post("/automation-nope/extra", data=b"{}", content_type="application/json").status_code == 404
+    assert handed_to_django == []
+    assert Delivery.objects.count() == 2
+
+
+def test_other_paths_go_to_django(hooks_client, handed_to_django):
+    for other in ("/healthz", "/webservice-abc", "/automation", "/webhook/other"):
+        hooks_client.get(other)
+    assert handed_to_django == ["/healthz", "/webservice-abc", "/automation", "/webhook/other"]
+
+
+def test_a_webhook_path_on_another_host_goes_to_django_and_answers_as_there(hooks_client, path, three_hosts,
+                                                                          handed_to_django):
+    kwargs = {"data": b"1", "content_type": "text/plain", "secure": True}
+    assert hooks_client.post(path, HTTP_HOST="hooks.example.com", **kwargs).status_code == 200
+    answered = {host: hooks_client.post(path, HTTP_HOST=host, **kwargs).status_code
+                for host in ("app.example.com", "mcp.example.com", "evil.example")}
+    assert answered == {"app.example.com": 404, "mcp.example.com": 404, "evil.example": 400}
+    assert handed_to_django == [path] * 3
+    assert Delivery.objects.count() == 1
+
+
+def test_requests_django_would_redirect_or_read_from_a_proxy_go_to_django(hooks_client, path, settings,
+                                                                        handed_to_django):
+    settings.SECURE_SSL_REDIRECT = True  # Django would redirect plain http
+    hooks_client.post(path, data=b"1", content_type="text/plain")
+    assert hooks_client.post(path, data=b"1", content_type="text/plain", secure=True).status_code == 200
+    settings.SECURE_SSL_REDIRECT = False
+    settings.USE_X_FORWARDED_HOST = True
+    settings.ALLOWED_HOSTS = ["testserver"]
+    answer = hooks_client.post(path, data=b"1", content_type="text/plain", HTTP_X_FORWARDED_HOST="elsewhere.example")
+    assert answer.status_code == 400  # Django's answer to a host it does not allow
+    assert handed_to_django == [path, path]
+
+
+@pytest.fixture
+def hsts():
+    """HSTS on, in the web process's middleware too (Django builds it once, from the settings of the moment)."""
+    from django.test import override_settings
+
+    from config.wsgi import application
+
+    with override_settings(SECURE_HSTS_SECONDS=3600):
+        application.load_middleware()
+        yield
+    application.load_middleware()
+
+
+@pytest.mark.parametrize("case", ["accepted", "miss", "preflight", "head", "challenge", "secret", "wrong method"])
+def test_the_hooks_process_and_djangos_view_send_the_same_answer(web_client, hooks_client, path, case, hsts):
+    request = {
+        "accepted": ("POST", path, b'{"n": 1}', {}),
+        "miss": ("POST", "/automation-unknown", b"{}", {}),
+        "preflight": ("OPTIONS", path, b"", {"HTTP_ACCESS_CONTROL_REQUEST_HEADERS": "content-type"}),
+        "head": ("HEAD", path, b"", {}),
+        "challenge": ("POST", path, b'{"challenge": "c"}', {}),
+        "secret": ("POST", path, b"{}", {"HTTP_X_HOOK_SECRET": "s"}),
+        "wrong method": ("DELETE", path, b"", {}),
+    }[case]
+    method, sent_to, body, headers = request
+    seen = []
+    for client in (web_client, hooks_client):
+        for secure in (False, True):
+            response = client.generic(method, sent_to, body, content_type="application/json", secure=secure, **headers)
+            kept = {name.lower(): value for name, value in response.items()
+                    if name.lower() != answers.DELIVERY_HEADER.lower()}
+            seen.append((response.status_code, response.content, kept))
+    web_plain, web_secure, hooks_plain, hooks_secure = seen
+    assert hooks_plain == web_plain
+    assert hooks_secure == web_secure
+    assert "strict-transport-security" in hooks_secure[2] and "x-frame-options" in hooks_plain[2]
+
+
+def test_an_unexpected_error_is_a_logged_500_with_djangos_headers(hooks_client, path, monkeypatch, caplog):
+    from hooks import services
+
+    def broken(**kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(services, "new_delivery", broken)
+    logger = logging.getLogger("django.request")  # it does not propagate to the root logger caplog watches
+    logger.addHandler(caplog.handler)
+    try:
+        response = hooks_client.post(path, data=b"{}", content_type="application/json")
+    finally:
+        logger.removeHandler(caplog.handler)
+    assert (response.status_code, response.content) == (500, b"")
+    assert response["X-Frame-Options"] == "DENY"
+    assert "Internal Server Error" in caplog.text
+
+
+def test_a_cut_off_body_of_any_other_page_is_a_400_not_a_short_form(through, django_user_model):
+    from hooks.tests.test_receive import Leaving
+
+    django_user_model.objects.create_user("ada", password="pw-ada-12345")
+    through.cookies["csrftoken"] = "c" * 32  # so that CSRF's check reads the form
+    sent = b"username=ada&password=pw-ada-12345&next=/ad"  # 44 bytes of a login form that said 1,000
+    response = through.post("/admin/login/", content_type="application/x-www-form-urlencoded",
+                            CONTENT_LENGTH="1000", **{"wsgi.input": Leaving(sent)})
+    assert response.status_code == 400
