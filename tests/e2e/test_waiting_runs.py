@@ -15,7 +15,8 @@ from tests.e2e.stack import Stack, wait_until
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql", reason="end-to-end tests run on PostgreSQL and Redis"
+        not settings.REDIS_URL or connection.vendor != "postgresql",
+        reason="end-to-end tests run on PostgreSQL and Redis",
     ),
 ]
 
