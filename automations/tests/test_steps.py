@@ -146,7 +146,7 @@ def test_lookup_rows_add_find_update_upsert_delete(make_automation):
     assert [row.data for row in LookupRow.objects.all()] == [{"email": "a@x", "plan": "pro"}]
 
 
-def test_lookup_rows_scopes_this_automation_and_the_account(make_automation, owner, django_user_model):
+def test_lookup_rows_scopes_this_automation_and_the_account(make_automation, owner, another_account):
     first = make_automation([{"id": "a", "kind": "lookup_rows", "table": "t", "action": "add", "values": {"v": 1}},
                              {"id": "b", "kind": "lookup_rows", "table": "t", "scope": "account", "action": "add", "values": {"v": 2}}])
     run = runs.start(automation=first, trigger={}, source=Run.Source.WEBHOOK)
@@ -157,8 +157,7 @@ def test_lookup_rows_scopes_this_automation_and_the_account(make_automation, own
     outputs = {step["id"]: step["output"] for step in run.steps}
     assert outputs["mine"]["rows"] == []  # another automation's own rows are not visible
     assert outputs["shared"]["rows"] == [{"v": 2}]
-    stranger = django_user_model.objects.create_user("stranger")
-    run, _ = run_steps(make_automation, finder, user=stranger)
+    run, _ = run_steps(make_automation, finder, user=another_account)
     assert {step["id"]: step["output"]["rows"] for step in run.steps} == {"mine": [], "shared": []}
 
 
