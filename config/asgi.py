@@ -15,7 +15,6 @@ django_application = handler.application()
 
 from a2wsgi import WSGIMiddleware  # noqa: E402
 
-from config import process_cache  # noqa: E402
 from config.env import env_int  # noqa: E402
 from hooks.asgi import HooksApplication  # noqa: E402  (needs the apps loaded above)
 
@@ -23,9 +22,7 @@ from hooks.asgi import HooksApplication  # noqa: E402  (needs the apps loaded ab
 def serving(wsgi_application) -> HooksApplication:
     """Webhooks on the event loop, every other request to wsgi_application in WEB_THREADS threads."""
     threads = env_int("WEB_THREADS", 8, minimum=1)
-    application = HooksApplication(WSGIMiddleware(wsgi_application, workers=threads), threads=threads)
-    process_cache.on_reset(application.close_connections)  # its threads' connections must not outlive a test
-    return application
+    return HooksApplication(WSGIMiddleware(wsgi_application, workers=threads), threads=threads)
 
 
 application = serving(django_application)

@@ -1,49 +1,29 @@
 """Webhook URLs answered on an event loop: the hooks process (config/asgi.py, gunicorn's asyncio worker).
 
 Under gunicorn's threaded worker a webhook cost about eleven thread switches
-(benchmarks/RESULTS.md). Here one event loop per process reads every
-webhook, awaits the writer's commit (hooks/intake.py), and is woken once per
-committed batch for all the requests in it. The answers are hooks/answers.py's,
-the rules Django's view (hooks/views.py) follows too.
-
-Nothing here waits on the database on the loop's thread: the maintenance
-switch and remembered hook keys are answered from the process's memory, and
-whatever memory cannot answer runs in a small thread pool. Every other
-request goes to `fallback` (Django, through a2wsgi's threads), and so does a
-webhook request Django's middleware would not hand to the webhook view as it
-is (another host, a redirect to https). What Django's middleware does to a
-webhook's answer (security headers) is learnt by running it once per host
-and scheme on a stand-in of the view, and added to every answer.
-
-Every body has until REQUEST_BODY_TIMEOUT_SECONDS after its request arrived:
-a webhook's is then answered 408, and `fallback` sees its read raise
-BodyTimedOut.
+(benchmarks/RESULTS.md). Here one event loop per process reads every webhook,
+asks hooks/answers.py's rules (Django's view follows them too), awaits the
+writer's commit (hooks/intake.py), and is woken once per committed batch.
+Nothing waits on the database on the loop's thread: what the process's
+memory cannot answer runs in a small thread pool. Every other request, and a
+webhook Django would not hand to its view as it is (hooks/routes.py), goes
+to `fallback`: Django, in a2wsgi's threads. Every body has until
+REQUEST_BODY_TIMEOUT_SECONDS after its request arrived: a webhook's is then
+answered 408, and `fallback` sees its read raise BodyTimedOut.
 """
 import asyncio
-import io
 import logging
-import threading
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
-from django.core.exceptions import DisallowedHost
-from django.core.handlers.base import BaseHandler
-from django.core.signals import setting_changed
-from django.db import close_old_connections, connections
-from django.http import HttpResponse
-from django.urls import Resolver404, ResolverMatch
-from django.views.decorators.csrf import csrf_exempt
+from django.db import close_old_connections
 
-from config import process_cache
-from config.handler import Request
-from hooks import answers, intake, maintenance, selectors, services, views
+from hooks import answers, intake, maintenance, routes, selectors, services
 from hooks.exceptions import BodyError, BodyIncomplete, BodyTimedOut, BodyTooLarge
 from hooks.incoming import Incoming
 
 logger = logging.getLogger("django.request")
 PREFIXES = ("/automation-", "/webhook/automation-")
-_routes = process_cache.named("hooks.webhook_routes", max_size=256)
-setting_changed.connect(lambda **kwargs: _routes.clear(), weak=False, dispatch_uid="hooks.asgi.routes")
 
 
 class HooksApplication:
@@ -53,17 +33,6 @@ class HooksApplication:
         self.fallback = fallback
         # For the lookups memory cannot answer; each thread keeps its own database connection.
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="hook-lookup")
-
-    def close_connections(self) -> None:
-        """Close the database connections of the lookup threads and of `fallback`'s (a2wsgi's) threads, if idle.
-
-        At shutdown, and in tests (config/asgi.py registers it with config.process_cache.reset_all).
-        """
-        for executor in (self.executor, getattr(self.fallback, "executor", None)):
-            threads = len(getattr(executor, "_threads", ()))  # the threads it has started so far
-            if threads:
-                meet = threading.Barrier(threads)  # one call per thread: each waits until every thread holds one
-                wait([executor.submit(_close_connections, meet) for _ in range(threads)], timeout=10)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
@@ -75,10 +44,9 @@ class HooksApplication:
         if not path.startswith(PREFIXES) or scope.get("root_path"):
             return await self.fallback(scope, receive, send)
         headers = _headers(scope)
-        route = _route_key(scope, headers)
-        django_headers = _routes.get(route)
-        if django_headers is None:
-            django_headers = await self.blocking(_learn_route, route, scope, headers)
+        route = routes.key(scope, headers)
+        if (django_headers := routes.known(route)) is None:
+            django_headers = await self.blocking(routes.learn, route, scope, headers)
         if django_headers is False:
             return await self.fallback(scope, receive, send)
         key = path.partition("automation-")[2]
@@ -141,13 +109,6 @@ def _as_a_request(function, *args):
         return function(*args)
     finally:
         close_old_connections()
-
-
-def _close_connections(meet: threading.Barrier) -> None:
-    try:
-        meet.wait(5)
-    finally:
-        connections.close_all()
 
 
 def _headers(scope: dict) -> dict[str, str]:
@@ -215,70 +176,6 @@ def bounded(receive, deadline: float):
         return message
 
     return bounded_receive
-
-
-def _route_key(scope: dict, headers: dict) -> tuple:
-    """What Django's routing of a webhook request depends on: scheme, server, path prefix and the host headers."""
-    return (scope.get("scheme", "http"), tuple(scope.get("server") or ()), scope["path"].startswith("/webhook/"),
-            *(headers.get(name) for name in _routing_headers()))
-
-
-def _learn_route(route: tuple, scope: dict, headers: dict) -> tuple | bool:
-    """The headers Django's middleware adds to a webhook's answer on this route, or False when Django would not
-    hand the request to the webhook view as it is (another host, a redirect, a refusal); remembered per route.
-
-    Learnt by running Django's middleware, as settings.MIDDLEWARE lists it,
-    around a stand-in of the view, on a request with the route's headers only.
-    """
-    server = scope.get("server") or ("", 0)
-    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": scope["path"], "SCRIPT_NAME": "", "QUERY_STRING": "",
-               "SERVER_NAME": server[0] or "", "SERVER_PORT": str(server[1] or ""), "wsgi.input": io.BytesIO(),
-               "wsgi.url_scheme": scope.get("scheme", "http"), "SERVER_PROTOCOL": "HTTP/1.1"}
-    for name in _routing_headers():
-        if name in headers:
-            environ["HTTP_" + name.upper().replace("-", "_")] = headers[name]
-    request = Request(environ)
-    try:
-        request.get_host()  # a host that is not allowed goes to Django, which refuses and logs it there, once
-        response = _Probe().get_response(request)
-    except DisallowedHost:
-        response = None
-    learnt = False
-    if getattr(response, "reached_the_webhook_view", False):
-        learnt = tuple((name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in response.items()
-                       if name.lower() not in ("content-type", "content-length"))
-    _routes.set(route, learnt)
-    return learnt
-
-
-def _routing_headers() -> tuple[str, ...]:
-    """The request headers Django's host and scheme depend on (with the settings that make it read them)."""
-    proxy = settings.SECURE_PROXY_SSL_HEADER
-    return ("host", "x-forwarded-host", "x-forwarded-port",
-            *([proxy[0].removeprefix("HTTP_").replace("_", "-").lower()] if proxy else []))
-
-
-@csrf_exempt
-def _stand_in(request, reached: bool) -> HttpResponse:
-    response = HttpResponse()
-    response.reached_the_webhook_view = reached
-    return response
-
-
-class _Probe(BaseHandler):
-    """Django's middleware chain with a stand-in for whatever view the request resolves to."""
-
-    def __init__(self):
-        super().__init__()
-        self.load_middleware()
-
-    def resolve_request(self, request):
-        try:
-            reached = super().resolve_request(request).func is views.receive
-        except Resolver404:
-            reached = False
-        request.resolver_match = ResolverMatch(_stand_in, (), {"reached": reached})
-        return request.resolver_match
 
 
 async def _lifespan(receive, send) -> None:

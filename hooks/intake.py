@@ -1,22 +1,12 @@
-"""Storing accepted deliveries with group commit, and queueing their runs in batches.
+"""Accepted deliveries stored with group commit, their runs queued in batches (docs/webhooks.md, contract 1).
 
-Every accepted webhook needs its row committed before the 200 goes out
-(DESIGN.md contract 1). One INSERT, one commit and one broker message per
-request cost most of a webhook's time (benchmarks/RESULTS.md). So in each
-process one writer thread commits the rows of all requests waiting at that
-moment in one INSERT (hooks/statements.py), then wakes each request; and one
-dispatcher thread sends the ids committed meanwhile as a few tasks. A request
-waits only for the commit it is part of: at low traffic a batch is one row.
-
-A request inside a transaction (a test, a shell) stores its row in that
-transaction, with the same statement, and queues its run on commit.
-
-If a process dies after committing but before publishing, the sweeper queues
-the deliveries (hooks.services.sweep). If a batch fails, its rows are retried
-one by one so that only the faulty row (of an automation deleted a moment
-ago, say) fails. A request that waited COMMIT_WAIT_SECONDS gets an error
-(500) even if its row commits later; that row still runs, and a sender that
-retries is met by duplicate suppression.
+In each process one writer thread commits the rows of all requests waiting
+at that moment in one INSERT (hooks/statements.py), then wakes them; one
+dispatcher thread sends the ids committed meanwhile as a few tasks. If a
+batch fails, its rows are retried one by one so that only the faulty row
+fails. A request that waited COMMIT_WAIT_SECONDS gets an error (500) even if
+its row commits later; that row still runs. Rows committed but never sent
+are queued by the sweeper (hooks.services.sweep).
 """
 import asyncio
 import atexit
@@ -38,9 +28,8 @@ logger = logging.getLogger(__name__)
 MAX_BATCH = 200
 COMMIT_WAIT_SECONDS = 30
 DISPATCH_CHUNK = 50
-# A message costs about as much CPU as storing ten deliveries. After a quiet spell the first ids leave at once;
-# then at most one message per this window leaves, with every id committed meanwhile, unless DISPATCH_CHUNK
-# ids are ready first, so that a burst still spreads over the workers.
+# A message costs about as much CPU as storing ten deliveries. After a quiet spell the first ids leave at once,
+# then at most one message per this window, unless DISPATCH_CHUNK ids are ready first.
 COALESCE_SECONDS = 0.05
 _STOP = object()  # queued to end the writer thread
 
@@ -53,8 +42,7 @@ class AutomationGone(Exception):
 class Accepted:
     """The columns an accepted request sets (statements.ACCEPTED), and the row's id once stored.
 
-    A plain record: under load, building a Delivery instance was 7% of a web
-    process's busy time (benchmarks/RESULTS.md).
+    Not a Delivery: under load, building the instance was 7% of a process's busy time (benchmarks/RESULTS.md).
     """
 
     automation_id: int
@@ -172,11 +160,7 @@ class _Writer:
 
 
 def _release(batch: list[_Ticket]) -> None:
-    """Wake every request of the batch: a thread through its lock, an event loop once for all its requests.
-
-    One wake-up per loop rather than per request lets the hooks process
-    answer a batch for the price of one switch (docs/webhooks.md).
-    """
+    """Wake every request of the batch: a thread through its lock, an event loop once for all its requests."""
     futures: dict[asyncio.AbstractEventLoop, list[asyncio.Future]] = {}
     for ticket in batch:
         if isinstance(ticket.done, asyncio.Future):

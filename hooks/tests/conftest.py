@@ -7,13 +7,16 @@ request to config.wsgi.application and to config.asgi.application, in-process.
 """
 import asyncio
 import contextlib
+import threading
+from concurrent.futures import wait
 
 import pytest
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.http import HttpResponse
 from django.test import Client
 
+from config import process_cache
 from config.handler import Request
 
 
@@ -74,6 +77,28 @@ class HooksProcess:
         start = sent[0]
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in start["headers"]]
         return _response(environ, start["status"], headers, b"".join(m.get("body", b"") for m in sent[1:]))
+
+
+@process_cache.on_reset  # around every test (conftest.py): the threads' connections must not outlive the test database
+def close_hooks_process_connections() -> None:
+    """Close the database connections of the hooks process's threads: its lookups', and a2wsgi's for Django."""
+    import sys
+
+    if "config.asgi" not in sys.modules:
+        return
+    application = sys.modules["config.asgi"].application
+    for executor in (application.executor, getattr(application.fallback, "executor", None)):
+        threads = len(getattr(executor, "_threads", ()))  # those started so far (a test may stand in for fallback)
+        if threads:
+            meet = threading.Barrier(threads)  # one call per thread: each waits until every thread holds one
+            wait([executor.submit(_close_connections, meet) for _ in range(threads)], timeout=10)
+
+
+def _close_connections(meet: threading.Barrier) -> None:
+    try:
+        meet.wait(5)
+    finally:
+        connections.close_all()
 
 
 def _scope(environ: dict) -> dict:
