@@ -217,15 +217,9 @@ def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
         changes["error"] = run.error
     else:
         changes.update(status=Delivery.Status.FAILED, error=run.error)
-    # The delivery's row first, then the run's: the order a delete takes them in (automations/deletion.py).
-    with transaction.atomic():
-        if not Delivery.objects.filter(pk=delivery.pk, claim=token, status=Delivery.Status.RUNNING).update(**changes):
-            return  # another worker took the delivery over and abandons, or has abandoned, this run
-        if not runs.settle(run, token):
-            transaction.set_rollback(True)
-            return
-        if retry_in is not None:
-            _retry_later(delivery.pk, retry_in)
+    held = Delivery.objects.filter(pk=delivery.pk, claim=token, status=Delivery.Status.RUNNING)
+    if runs.settle(run, token, gate=held, gate_changes=changes) and retry_in is not None:
+        _retry_later(delivery.pk, retry_in)
 
 
 def process_deliveries(*, delivery_ids: list[int]) -> None:
