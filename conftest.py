@@ -1,4 +1,5 @@
 """Fixtures shared by every suite: a clean cache and feed memory per test, catalog builders, personas."""
+
 import copy
 
 import pytest
@@ -46,13 +47,24 @@ def app_doc(slug: str, **fields) -> dict:
         "auth_config": {"client_secret": f"secret-of-{slug}"},
         "logo": {"content_type": "image/png", "base64": "iVBORw0KGgo="},
         "triggers": [
-            {"key": "new_thing", "name": "New Thing", "description": "When a thing appears.",
-             "endpoint": f"https://internal.{slug}.example/hooks", "http_method": "POST",
-             "request_template": {"token": "{{internal}}"}, "delivery_mode": "self_registering"}
+            {
+                "key": "new_thing",
+                "name": "New Thing",
+                "description": "When a thing appears.",
+                "endpoint": f"https://internal.{slug}.example/hooks",
+                "http_method": "POST",
+                "request_template": {"token": "{{internal}}"},
+                "delivery_mode": "self_registering",
+            }
         ],
         "actions": [
-            {"key": "create_thing", "name": "Create Thing", "description": "Makes a thing.",
-             "endpoint": f"https://internal.{slug}.example/things", "http_method": "POST"}
+            {
+                "key": "create_thing",
+                "name": "Create Thing",
+                "description": "Makes a thing.",
+                "endpoint": f"https://internal.{slug}.example/things",
+                "http_method": "POST",
+            }
         ],
     }
     doc.update(fields)

@@ -1,4 +1,5 @@
 """Django admin for automations: edit the definition (validated), turn on and off, reset, and Execution History."""
+
 import functools
 import json
 
@@ -11,8 +12,8 @@ from django.utils.html import format_html, format_html_join
 from automations import definition as definitions
 from automations import services
 from automations.exceptions import NotOff
-from automations.triggers import TriggerRefused
 from automations.models import Automation, LookupRow, Run, empty_definition
+from automations.triggers import TriggerRefused
 
 
 class AutomationForm(forms.ModelForm):
@@ -71,11 +72,15 @@ class AutomationAdmin(admin.ModelAdmin):
         with transaction.atomic():
             if change:
                 saved = services.update_automation(
-                    automation=Automation.objects.select_for_update().get(pk=automation.pk), owner=data["owner"],
-                    name=data["name"], definition=data["definition"],
+                    automation=Automation.objects.select_for_update().get(pk=automation.pk),
+                    owner=data["owner"],
+                    name=data["name"],
+                    definition=data["definition"],
                 )
             else:
-                saved = services.create_automation(owner=data["owner"], name=data["name"], definition=data["definition"])
+                saved = services.create_automation(
+                    owner=data["owner"], name=data["name"], definition=data["definition"]
+                )
             automation.pk, automation.enabled = saved.pk, saved.enabled
             try:
                 if wanted:
@@ -113,7 +118,10 @@ class AutomationAdmin(admin.ModelAdmin):
             services.turn_off(automation=automation)
         self.message_user(request, f"{queryset.count()} automation(s) off.")
 
-    @admin.action(description="Processing > Reset: discard unprocessed deliveries, retries, trigger state and This-automation rows")
+    @admin.action(
+        description="Processing > Reset: discard unprocessed deliveries, retries, trigger state "
+        "and This-automation rows"
+    )
     def reset_processing(self, request, queryset):
         for automation in queryset:
             try:
@@ -122,7 +130,6 @@ class AutomationAdmin(admin.ModelAdmin):
                 self.message_user(request, f"{automation}: {error}.", messages.ERROR)
             else:
                 self.message_user(request, f"{automation}: reset.")
-
 
     @admin.action(description="Issue new webhook and web service URLs (the old ones stop working)")
     def issue_new_urls(self, request, queryset):
@@ -150,8 +157,19 @@ class RunAdmin(admin.ModelAdmin):
     list_filter = ("status", "source", SuppressedFilter, "automation")
     search_fields = ("automation__name", "error")
     date_hierarchy = "started_at"
-    fields = ("automation", "source", "state", "attempt", "suppressed_count", "started_at", "finished_at", "error",
-              "waiting", "trigger_data", "step_results")
+    fields = (
+        "automation",
+        "source",
+        "state",
+        "attempt",
+        "suppressed_count",
+        "started_at",
+        "finished_at",
+        "error",
+        "waiting",
+        "trigger_data",
+        "step_results",
+    )
     readonly_fields = fields
 
     def has_add_permission(self, request):
@@ -171,8 +189,9 @@ class RunAdmin(admin.ModelAdmin):
     def waiting(self, run):
         if run.status != Run.Status.WAITING:
             return "-"
-        return format_html("{}<pre>{}</pre>", _waiting_for(run),
-                           json.dumps(run.waiting_for, indent=2, ensure_ascii=False)[:20_000])
+        return format_html(
+            "{}<pre>{}</pre>", _waiting_for(run), json.dumps(run.waiting_for, indent=2, ensure_ascii=False)[:20_000]
+        )
 
     @admin.display(description="trigger data")
     def trigger_data(self, run):
@@ -184,12 +203,19 @@ class RunAdmin(admin.ModelAdmin):
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td><td>{}</td></tr>",
             (
-                (step["id"], step["kind"], step.get("status", ""),
-                 json.dumps(step.get("output"), indent=2, ensure_ascii=False)[:20_000], step.get("error", "") or step.get("note", ""))
+                (
+                    step["id"],
+                    step["kind"],
+                    step.get("status", ""),
+                    json.dumps(step.get("output"), indent=2, ensure_ascii=False)[:20_000],
+                    step.get("error", "") or step.get("note", ""),
+                )
                 for step in run.steps
             ),
         )
-        return format_html("<table><tr><th>step</th><th>kind</th><th>status</th><th>output</th><th>error</th></tr>{}</table>", rows)
+        return format_html(
+            "<table><tr><th>step</th><th>kind</th><th>status</th><th>output</th><th>error</th></tr>{}</table>", rows
+        )
 
 
 def _waiting_for(run) -> str:

@@ -1,4 +1,5 @@
 """App config of automations: definitions, runs and the step engine."""
+
 from django.apps import AppConfig
 
 

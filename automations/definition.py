@@ -3,6 +3,7 @@
 Admin, import/export and (later) the MCP builder tools all read and write
 this document; docs/automations.md describes it.
 """
+
 from functools import cache
 
 from jsonschema import Draft202012Validator

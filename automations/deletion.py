@@ -24,6 +24,7 @@ miss a run committed meanwhile, and fail on its foreign key at commit
 SQLite takes its one write lock at the start of each transaction, so there
 the same steps simply run one after the other.
 """
+
 from django.db import OperationalError, transaction
 from django.db.models import CASCADE
 from django.db.models.deletion import get_candidate_relations_to_delete

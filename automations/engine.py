@@ -5,6 +5,7 @@ kind, status, output and error on the run, but does not save the run: the
 caller saves the outcome through automations.runs.settle, which does so only
 while its worker still holds the run, so that a run ends exactly once.
 """
+
 import logging
 
 from django.utils import timezone
@@ -20,7 +21,9 @@ logger = logging.getLogger(__name__)
 OUTCOME_FIELDS = ("status", "error", "steps", "finished_at", "waiting_for", "resume_at")
 
 
-def advance(run: Run, *, answer=None, deadline: float | None = None, past_deadline: str = WAIT_TIMED_OUT) -> dict | None:
+def advance(
+    run: Run, *, answer=None, deadline: float | None = None, past_deadline: str = WAIT_TIMED_OUT
+) -> dict | None:
     """Run the steps not yet done; set the run's status, steps and error. Returns a respond step's response.
 
     A run that waited goes on at the step that waited: its module's resume()
@@ -35,14 +38,16 @@ def advance(run: Run, *, answer=None, deadline: float | None = None, past_deadli
     if waited is not None and waited.get("status") != "waiting":
         waited = None
     context = StepContext(
-        automation, {"trigger": run.trigger, "steps": {r["id"]: r.get("output") for r in done}},
-        deadline=deadline, past_deadline=past_deadline,
+        automation,
+        {"trigger": run.trigger, "steps": {r["id"]: r.get("output") for r in done}},
+        deadline=deadline,
+        past_deadline=past_deadline,
     )
     records = list(done)
     run.status, run.error, run.waiting_for, run.resume_at = Run.Status.SUCCEEDED, "", None, None
     # Runs started before runs kept their definition (migration 0003) go on with the automation's.
     definition = run.definition or automation.definition
-    for step in definition.get("steps", [])[len(done):]:
+    for step in definition.get("steps", [])[len(done) :]:
         record = {"id": step["id"], "kind": step["kind"]}
         records.append(record)
         settings = {name: value for name, value in step.items() if name not in ("id", "kind")}

@@ -19,6 +19,7 @@ anything is stored, in one place (docs/webhooks.md, "Odd input"):
   The margin between the two lets steps wrap trigger data in a few levels
   of their own.
 """
+
 import json
 import math
 import re

@@ -8,6 +8,7 @@ automations imports none of the apps that build on it (STYLE.md 9); they
 register here in their AppConfig.ready() instead, e.g. hooks replays kept
 deliveries when an automation is turned on.
 """
+
 from collections import defaultdict
 from collections.abc import Callable
 

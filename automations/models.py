@@ -1,4 +1,5 @@
 """Automations, their runs, lookup rows and web service usage."""
+
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
@@ -13,7 +14,9 @@ class Automation(models.Model):
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="automations")
     name = models.CharField(max_length=200)
-    enabled = models.BooleanField(default=False, help_text="On: deliveries run. Off: they are kept and replayed when turned on.")
+    enabled = models.BooleanField(
+        default=False, help_text="On: deliveries run. Off: they are kept and replayed when turned on."
+    )
     definition = models.JSONField(default=empty_definition)
     # The keys of its webhook and web service URLs (publickeys/): deleted with it.
     public_keys = GenericRelation("publickeys.PublicKey", content_type_field="target_type", object_id_field="target_id")
@@ -69,8 +72,11 @@ class Run(models.Model):
     definition = models.JSONField(default=dict, editable=False)
     steps = models.JSONField(default=list, help_text="Each step's id, kind, status, output and error.")
     error = models.TextField(blank=True)
-    suppressed_count = models.PositiveIntegerField(default=0, help_text="Duplicate deliveries suppressed because this run succeeded.")
-    # What a waiting run waits for ({"step", "kind", "until", ...}) and when beat resumes it (null: only an answer does).
+    suppressed_count = models.PositiveIntegerField(
+        default=0, help_text="Duplicate deliveries suppressed because this run succeeded."
+    )
+    # What a waiting run waits for ({"step", "kind", "until", ...}) and when beat resumes it
+    # (null: only an answer does).
     waiting_for = models.JSONField(null=True, blank=True)
     resume_at = models.DateTimeField(null=True, blank=True)
     # The worker that holds a running run, and until when (set for resumed runs; a delivery's lease covers the others).
@@ -99,7 +105,9 @@ class LookupRow(models.Model):
     """A row of a lookup table, scoped to one automation or shared by its owner's account (automation null)."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lookup_rows")
-    automation = models.ForeignKey(Automation, on_delete=models.CASCADE, null=True, blank=True, related_name="lookup_rows")
+    automation = models.ForeignKey(
+        Automation, on_delete=models.CASCADE, null=True, blank=True, related_name="lookup_rows"
+    )
     table = models.CharField(max_length=100)
     data = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -12,6 +12,7 @@ operation (resolving, connecting, the TLS handshake, each write and each
 read) by one deadline, so a server that trickles bytes cannot hold a step
 past it.
 """
+
 import ipaddress
 import select
 import socket
@@ -143,7 +144,7 @@ class GuardedStream(httpcore.NetworkStream):
         try:
             while buffer:
                 self._sock.settimeout(self._deadline.left(timeout, httpcore.WriteTimeout))
-                buffer = buffer[self._sock.send(buffer):]
+                buffer = buffer[self._sock.send(buffer) :]
         except TimeoutError as error:
             raise httpcore.WriteTimeout(str(error) or "timed out") from error
         except OSError as error:
@@ -152,8 +153,9 @@ class GuardedStream(httpcore.NetworkStream):
     def close(self) -> None:
         self._sock.close()
 
-    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
         try:
             self._sock.settimeout(self._deadline.left(timeout, httpcore.ConnectTimeout))
             wrapped = ssl_context.wrap_socket(self._sock, server_hostname=server_hostname)
@@ -196,7 +198,9 @@ class GuardedTransport(httpx.HTTPTransport):
 
     def __init__(self, backend: GuardedBackend):
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False), network_backend=backend, max_connections=1,
+            ssl_context=httpx.create_ssl_context(trust_env=False),
+            network_backend=backend,
+            max_connections=1,
         )
 
 

@@ -9,6 +9,7 @@ at that path, keeping its type (object, list, number); a string with
 `{{ path }}` inside other text has each one replaced by the value as text
 (objects and lists as JSON, missing as empty).
 """
+
 import json
 import re
 

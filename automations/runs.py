@@ -11,6 +11,7 @@ leaves and, for a running run, only for the worker holding it (its claim):
 two workers, two answers, or a worker and the sweeper never both move a run.
 Other apps move runs only through these functions.
 """
+
 import logging
 import time
 import uuid
@@ -33,27 +34,40 @@ LOST_WORKER_LIMIT = 2
 SWEEP_BATCH = 500
 
 
-def start(*, automation: Automation, trigger: dict, source: str, attempt: int = 1, claim: uuid.UUID | None = None) -> Run:
+def start(
+    *, automation: Automation, trigger: dict, source: str, attempt: int = 1, claim: uuid.UUID | None = None
+) -> Run:
     """A running run with a copy of the automation's definition, committed before any step runs.
 
     claim: the token of the worker that holds it (a delivery's claim); only
     that worker can settle it.
     """
     return Run.objects.create(
-        automation=automation, definition=automation.definition, trigger=trigger, source=source, attempt=attempt,
+        automation=automation,
+        definition=automation.definition,
+        trigger=trigger,
+        source=source,
+        attempt=attempt,
         claim=claim,
     )
 
 
 def failed(*, automation: Automation, source: str, attempt: int, reason: str) -> Run:
-    """A run that failed before its first step (its trigger event could not be run), so that Execution History shows why."""
+    """A run that failed before its first step (its trigger event could not be run), for Execution History to show."""
     return Run.objects.create(
-        automation=automation, definition=automation.definition, source=source, attempt=attempt,
-        status=Run.Status.FAILED, error=reason, finished_at=timezone.now(),
+        automation=automation,
+        definition=automation.definition,
+        source=source,
+        attempt=attempt,
+        status=Run.Status.FAILED,
+        error=reason,
+        finished_at=timezone.now(),
     )
 
 
-def settle(run: Run, claim: uuid.UUID | None, *, gate: QuerySet | None = None, gate_changes: dict | None = None) -> bool:
+def settle(
+    run: Run, claim: uuid.UUID | None, *, gate: QuerySet | None = None, gate_changes: dict | None = None
+) -> bool:
     """Save the outcome advance() set on the run (succeeded, stopped, failed or waiting) if claim still holds it.
 
     False when it does not: the run was abandoned, taken over or deleted
@@ -81,7 +95,9 @@ def settle(run: Run, claim: uuid.UUID | None, *, gate: QuerySet | None = None, g
             settled = cursor.fetchone() is not None
     else:
         with transaction.atomic():
-            settled = bool(gate.update(**(gate_changes or {}))) and bool(held.update(**outcome, claim=None, lease_until=None))
+            settled = bool(gate.update(**(gate_changes or {}))) and bool(
+                held.update(**outcome, claim=None, lease_until=None)
+            )
             if not settled:
                 transaction.set_rollback(True)
     if settled and run.status == Run.Status.WAITING and run.resume_at is not None:
@@ -98,16 +114,20 @@ def _update_sql(queryset: QuerySet, values: dict) -> tuple[str, tuple]:
 
 def fail(run: Run, claim: uuid.UUID | None, reason: str) -> bool:
     """A running run that ended for a fault of ours, not of its steps (the database gone mid-run, a bug)."""
-    return bool(Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(
-        status=Run.Status.FAILED, error=reason, finished_at=timezone.now(), claim=None, lease_until=None
-    ))
+    return bool(
+        Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(
+            status=Run.Status.FAILED, error=reason, finished_at=timezone.now(), claim=None, lease_until=None
+        )
+    )
 
 
 def abandon(run_id: int, reason: str) -> bool:
     """A running run whose worker was lost: it never finished and never will (its trigger event may run again)."""
-    return bool(Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
-        status=Run.Status.ABANDONED, error=reason, finished_at=timezone.now(), claim=None, lease_until=None
-    ))
+    return bool(
+        Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+            status=Run.Status.ABANDONED, error=reason, finished_at=timezone.now(), claim=None, lease_until=None
+        )
+    )
 
 
 def count_suppressed(run_id: int) -> None:
@@ -155,15 +175,19 @@ def sweep() -> int:
     # Those due before the next sweep are queued for their time (eta), so a delay ends on time.
     soon = now + timedelta(seconds=settings.RUN_SWEEP_SECONDS)
     due = list(
-        Run.objects.filter(status=Run.Status.WAITING, resume_at__lte=soon).order_by("resume_at")
+        Run.objects.filter(status=Run.Status.WAITING, resume_at__lte=soon)
+        .order_by("resume_at")
         .values_list("pk", "resume_at")[:SWEEP_BATCH]
     )
     for run_id, when in due:
         tasks.resume_run.apply_async((run_id,), eta=max(when, now))
     lost = Run.objects.filter(status=Run.Status.RUNNING, lease_until__lt=now)
     abandoned = lost.filter(lost_workers__gte=LOST_WORKER_LIMIT).update(
-        status=Run.Status.ABANDONED, error="its worker was lost each time it went on after a wait",
-        finished_at=now, claim=None, lease_until=None,
+        status=Run.Status.ABANDONED,
+        error="its worker was lost each time it went on after a wait",
+        finished_at=now,
+        claim=None,
+        lease_until=None,
     )
     # Its steps are saved only when it settles, so it waits again at the step it waited at.
     requeued = lost.update(

@@ -1,4 +1,5 @@
 """Reads on automations: finding one by the key of its web service URL."""
+
 from automations.models import Automation
 from publickeys.models import PublicKey
 from publickeys.selectors import target_id_for_key

@@ -1,4 +1,5 @@
 """Writes on automations: create, change, turn on and off, reset, runs and web service usage."""
+
 from datetime import date
 
 from django.conf import settings
@@ -9,8 +10,8 @@ from django.utils import timezone
 from automations import definition as definitions
 from automations import deletion, lifecycle, triggers
 from automations.exceptions import NotOff, QuotaExceeded
+from automations.models import Automation, LookupRow, WebServiceUsage
 from automations.triggers import TriggerRefused
-from automations.models import Automation, LookupRow, Run, WebServiceUsage
 from publickeys import selectors as key_selectors
 from publickeys import services as key_services
 from publickeys.models import PublicKey
@@ -94,7 +95,7 @@ def turn_off(*, automation: Automation) -> None:
 
 @transaction.atomic
 def reset(*, automation: Automation) -> None:
-    """Processing > Reset (SPEC 3): trigger state and This-automation lookup rows cleared, unprocessed deliveries discarded."""
+    """Processing > Reset (SPEC 3): trigger state and This-automation rows cleared, unprocessed deliveries discarded."""
     automation = Automation.objects.select_for_update().get(pk=automation.pk)
     if automation.enabled:
         raise NotOff("turn the automation off before resetting it")
@@ -122,7 +123,6 @@ def issue_new_urls(*, automation: Automation) -> None:
     hooks.selectors.HOOK_KEY_MEMORY_SECONDS.
     """
     _issue_urls(Automation.objects.select_for_update().get(pk=automation.pk))
-
 
 
 def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
@@ -161,7 +161,9 @@ def count_web_service_call(*, owner_id: int) -> None:
     month = _this_month()
     quota = settings.WEB_SERVICE_MONTHLY_QUOTA
     for _ in range(2):
-        counted = WebServiceUsage.objects.filter(owner_id=owner_id, month=month, calls__lt=quota).update(calls=F("calls") + 1)
+        counted = WebServiceUsage.objects.filter(owner_id=owner_id, month=month, calls__lt=quota).update(
+            calls=F("calls") + 1
+        )
         if counted:
             return
         if WebServiceUsage.objects.filter(owner_id=owner_id, month=month).exists() or quota == 0:

@@ -1,4 +1,5 @@
 """Celery tasks of automations: thin wrappers, safe to receive twice."""
+
 from celery import shared_task
 
 

@@ -7,6 +7,7 @@ of a response as large as the feed's list. Both are served by the same
 Django, middleware and gunicorn as the real routes. asgi_application is
 the same for the hooks process's worker (config/asgi.py).
 """
+
 import os
 import sys
 from pathlib import Path
@@ -37,8 +38,13 @@ def naive(request, key):
         return HttpResponse(status=404)
     body = request.body
     delivery = Delivery.objects.create(
-        automation_id=automation_id, method=request.method, path=request.path, query_string="", content_type="",
-        body=body, body_digest=hashlib.sha256(body).hexdigest(),
+        automation_id=automation_id,
+        method=request.method,
+        path=request.path,
+        query_string="",
+        content_type="",
+        body=body,
+        body_digest=hashlib.sha256(body).hexdigest(),
     )
     tasks.process_delivery.delay(delivery.pk)
     return HttpResponse(status=200)

@@ -5,6 +5,7 @@ Seeds the catalog with bulk inserts, then runs `manage.py build_bulk` in a
 fresh process and reports its wall time and peak resident memory (the whole
 process, Django included), beside the same process doing nothing but start.
 """
+
 import argparse
 import os
 import subprocess
@@ -65,14 +66,33 @@ def main() -> None:
     env = bench_env("flowgate_bench_bulk", 8932)
     manage(env, "migrate", "--noinput")
     started = time.perf_counter()
-    seeded = subprocess.run([sys.executable, "-c", SEED.format(apps=args.apps, operations=args.operations)],
-                            cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout.split()
+    seeded = subprocess.run(
+        [sys.executable, "-c", SEED.format(apps=args.apps, operations=args.operations)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     print(f"seeded {seeded[0]} apps, {seeded[1]} operations in {time.perf_counter() - started:.1f}s")
     idle = run(env, "idle")
     build = run(env, "build")
-    size = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "flowgate_bench_bulk", "-tAc",
-                           "SELECT length(body), length(gzip_body) FROM catalog_feeddocument WHERE key='bulk'"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    size = subprocess.run(
+        [
+            "psql",
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            "flowgate_bench_bulk",
+            "-tAc",
+            "SELECT length(body), length(gzip_body) FROM catalog_feeddocument WHERE key='bulk'",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     print("| case | wall s | peak RSS MB |")
     print("|---|---|---|")
     print(f"| process start only (baseline) | {idle['elapsed']:.2f} | {idle['maxrss_mb']:.0f} |")

@@ -1,4 +1,5 @@
 """Helpers shared by the benchmarks: a scratch PostgreSQL database, manage.py, gunicorn and wrk."""
+
 import os
 import re
 import signal
@@ -51,9 +52,23 @@ def start_gunicorn(
     threads = os.environ.get("BENCH_THREADS", "8")
     worker = ["-k", "asgi", "--threads", "1"] if asgi else ["--threads", threads]
     process = subprocess.Popen(
-        [PYTHON, "-m", "gunicorn", app, "-c", "config/gunicorn.py", "--bind", f"127.0.0.1:{port}", "--workers", workers,
-         *worker, "--log-level", "warning"],
-        cwd=ROOT, env={**env, "WEB_THREADS": threads},
+        [
+            PYTHON,
+            "-m",
+            "gunicorn",
+            app,
+            "-c",
+            "config/gunicorn.py",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            workers,
+            *worker,
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={**env, "WEB_THREADS": threads},
     )
     for _ in range(100):
         try:
@@ -84,8 +99,15 @@ def connections_per_process(port: int) -> list[int]:
     return sorted(counts.values(), reverse=True)
 
 
-def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None, script: str | None = None,
-        env: dict | Callable[[], dict] | None = None) -> dict:
+def wrk(
+    url: str,
+    *,
+    connections: int,
+    seconds: int,
+    headers: dict | None = None,
+    script: str | None = None,
+    env: dict | Callable[[], dict] | None = None,
+) -> dict:
     """wrk's requests per second, p99 and count of non-2xx/3xx answers; script is a Lua file under benchmarks/.
 
     gunicorn's threaded workers keep a keep-alive connection in the process
@@ -134,8 +156,14 @@ def wrk(url: str, *, connections: int, seconds: int, headers: dict | None = None
     if run.returncode:
         raise subprocess.CalledProcessError(run.returncode, command, out)
     spent = [after - then for then, after in zip(before, _cpu_times(), strict=True)]
-    return {**_parse(out), "split": split, "attempts": attempt + 1, "steal": spent[7] / (sum(spent) or 1),
-            "stopped_requests": stopped["requests"], "stopped_errors": stopped["errors"]}
+    return {
+        **_parse(out),
+        "split": split,
+        "attempts": attempt + 1,
+        "steal": spent[7] / (sum(spent) or 1),
+        "stopped_requests": stopped["requests"],
+        "stopped_errors": stopped["errors"],
+    }
 
 
 def _cpu_times() -> list[int]:
@@ -151,9 +179,14 @@ def _parse(out: str) -> dict:
     p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)\b", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    return {"rps": rps, "p99_ms": float(p99[1]) * scales[p99[2]], "p50_ms": float(p50[1]) * scales[p50[2]],
-            "errors": int(non2xx[1]) if non2xx else 0, "requests": int(re.search(r"(\d+) requests in", out)[1]),
-            "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0}
+    return {
+        "rps": rps,
+        "p99_ms": float(p99[1]) * scales[p99[2]],
+        "p50_ms": float(p50[1]) * scales[p50[2]],
+        "errors": int(non2xx[1]) if non2xx else 0,
+        "requests": int(re.search(r"(\d+) requests in", out)[1]),
+        "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0,
+    }
 
 
 def _split_once_open(port: int, connections: int) -> list[int]:

@@ -8,6 +8,7 @@ hooks.process_deliveries message per 50 ids), starts a worker of 2 processes
 done. It then checks that every delivery ended done with exactly one run, and
 that every run succeeded.
 """
+
 import argparse
 import os
 import subprocess
@@ -45,8 +46,10 @@ def drain_once(deliveries: int) -> float:
     made = manage(env, "shell", "-c", SETUP.replace("COUNT", str(deliveries)))
     ids = [int(pk) for pk in made.strip().splitlines()[-1].split()]
     subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)  # the replay queued on turn-on
-    queue = f"from hooks import tasks; ids = {ids}\n" \
-            "for s in range(0, len(ids), 50): tasks.process_deliveries.delay(ids[s:s + 50])"
+    queue = (
+        f"from hooks import tasks; ids = {ids}\n"
+        "for s in range(0, len(ids), 50): tasks.process_deliveries.delay(ids[s:s + 50])"
+    )
     manage(env, "shell", "-c", queue)
     started = time.monotonic()
     command = [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"]
@@ -66,8 +69,12 @@ def drain_once(deliveries: int) -> float:
 
 
 def _count() -> list[int]:
-    out = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", COUNT, "flowgate_bench_drain"],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", COUNT, "flowgate_bench_drain"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return [int(n) for n in out.strip().split("|")]
 
 
@@ -78,8 +85,11 @@ def main() -> None:
     args = parser.parse_args()
     for _ in range(args.rounds):
         elapsed = drain_once(args.deliveries)
-        print(f"{args.deliveries} deliveries drained in {elapsed:.1f} s: {args.deliveries / elapsed:.0f}/s "
-              f"({os.cpu_count()} cores, worker of 2 processes); each done with one succeeded run", flush=True)
+        print(
+            f"{args.deliveries} deliveries drained in {elapsed:.1f} s: {args.deliveries / elapsed:.0f}/s "
+            f"({os.cpu_count()} cores, worker of 2 processes); each done with one succeeded run",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

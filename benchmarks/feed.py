@@ -11,6 +11,7 @@ counted in Redis). wrk poses as a crowd of clients behind one trusted proxy
 every request a new client, the worst case for the counters (a Redis round
 trip per request).
 """
+
 import argparse
 import itertools
 import json
@@ -60,20 +61,29 @@ def main() -> None:
         offsets = itertools.count(0, 400_000)  # no client comes back in a later run
         for _ in range(args.rounds):  # interleaved, so drift hits every case alike
             for name, (url, headers, clients) in cases.items():
+
                 def crowd(clients=clients):  # called again for each restart of the run
                     return {**clients, "CLIENT_OFFSET": str(next(offsets))}
 
                 results[name].append(
-                    wrk(url, connections=args.connections, seconds=args.seconds, headers=headers,
-                        script="clients.lua", env=crowd)
+                    wrk(
+                        url,
+                        connections=args.connections,
+                        seconds=args.seconds,
+                        headers=headers,
+                        script="clients.lua",
+                        env=crowd,
+                    )
                 )
     finally:
         server.terminate()
         server.wait()
 
     empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
-    print(f"\nrate limiting {'off' if args.no_ratelimit else 'on'}; {args.apps} apps, list body {size} bytes, "
-          f"{args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
+    print(
+        f"\nrate limiting {'off' if args.no_ratelimit else 'on'}; {args.apps} apps, list body {size} bytes, "
+        f"{args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds"
+    )
     print("| case | req/s | p99 ms | vs empty view | non-2xx/3xx | connections per process |")
     print("|---|---|---|---|---|---|")
     for name, runs in results.items():

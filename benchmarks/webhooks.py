@@ -24,6 +24,7 @@ and instead of draining checks that every 200 counted has its delivery row
 (what the intake promises). --port, --database and --redis-db let two trees
 be measured alternately on one machine without sharing anything.
 """
+
 import argparse
 import json
 import os
@@ -79,8 +80,9 @@ def main() -> None:
     subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=True, capture_output=True)
     server = start_gunicorn(env, port, app="benchmarks.baselines_wsgi:application")
     host = {"Host": f"127.0.0.1:{port}"}  # the hooks process serves the same configured host on its own port
-    hooks_server = start_gunicorn(env, port + 1, app="benchmarks.baselines_wsgi:asgi_application", asgi=True,
-                                  host=host["Host"])
+    hooks_server = start_gunicorn(
+        env, port + 1, app="benchmarks.baselines_wsgi:asgi_application", asgi=True, host=host["Host"]
+    )
     base, hooks_base = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port + 1}"
     cases = {
         "(a) empty view /healthz": (f"{base}/healthz", None, None),
@@ -94,31 +96,46 @@ def main() -> None:
     if args.quick:
         cases = {name: case for name, case in cases.items() if name.startswith(("(a) empty view /", "Flowgate"))}
     results = {(name, c): [] for name in cases for c in (4, 32)}
-    round_trips = {"(a) empty view /healthz": [], "web service, 3 steps, web process": [],
-                   "web service, 3 steps, hooks process": []}
+    round_trips = {
+        "(a) empty view /healthz": [],
+        "web service, 3 steps, web process": [],
+        "web service, 3 steps, hooks process": [],
+    }
     try:
         for round_ in range(args.rounds):
             for connections in (4, 32):
                 # Every other round in reverse order, so that a drift of the machine favours no case.
-                for name, (url, script, headers) in list(cases.items())[::1 if round_ % 2 == 0 else -1]:
+                for name, (url, script, headers) in list(cases.items())[:: 1 if round_ % 2 == 0 else -1]:
                     results[(name, connections)].append(
-                        wrk(url, connections=connections, seconds=args.seconds, script=script, headers=headers))
+                        wrk(url, connections=connections, seconds=args.seconds, script=script, headers=headers)
+                    )
             if args.quick:
                 continue
             # Round trip: one connection, so that the median is one request's time, not a queue's.
             round_trips["(a) empty view /healthz"].append(wrk(f"{base}/healthz", connections=1, seconds=args.seconds))
             round_trips["web service, 3 steps, web process"].append(
-                wrk(f"{base}/webservice-{service_key}", connections=1, seconds=args.seconds, script="post.lua"))
+                wrk(f"{base}/webservice-{service_key}", connections=1, seconds=args.seconds, script="post.lua")
+            )
             round_trips["web service, 3 steps, hooks process"].append(
-                wrk(f"{hooks_base}/webservice-{service_key}", connections=1, seconds=args.seconds, script="post.lua",
-                    headers=host))
+                wrk(
+                    f"{hooks_base}/webservice-{service_key}",
+                    connections=1,
+                    seconds=args.seconds,
+                    script="post.lua",
+                    headers=host,
+                )
+            )
     finally:
         for process in (server, hooks_server):
             process.terminate()
             process.wait()
 
-    accepted = sum(r["requests"] - r["errors"] + r["stopped_requests"] - r["stopped_errors"]
-                   for (name, _), runs in results.items() if not name.startswith("(a)") for r in runs)
+    accepted = sum(
+        r["requests"] - r["errors"] + r["stopped_requests"] - r["stopped_errors"]
+        for (name, _), runs in results.items()
+        if not name.startswith("(a)")
+        for r in runs
+    )
     if args.quick:
         return report_quick(args, cases, results, accepted, database)
     command = [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "4", "--loglevel", "WARNING"]
@@ -128,8 +145,14 @@ def main() -> None:
         # minutes; it gives up only when a whole minute passes with no delivery done.
         progress_at, done = time.monotonic(), -1
         while time.monotonic() - progress_at < 60:  # psql, not a Django shell: polling must not take the worker's CPU
-            counts = json.loads(subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", COUNT, database],
-                                               check=True, capture_output=True, text=True).stdout)
+            counts = json.loads(
+                subprocess.run(
+                    ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", COUNT, database],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            )
             if counts["done"] == counts["deliveries"]:
                 break
             if counts["done"] != done:
@@ -160,8 +183,11 @@ def main() -> None:
     print("| connections | Flowgate req/s | (a) req/s | (b) req/s | vs (a) | vs (b) |")
     print("|---|---|---|---|---|---|")
     for connections in (4, 32):
-        names = ("Flowgate /automation-{key}, hooks process", "(a) empty view, hooks process",
-                 "(b) naive durable view, hooks process")
+        names = (
+            "Flowgate /automation-{key}, hooks process",
+            "(a) empty view, hooks process",
+            "(b) naive durable view, hooks process",
+        )
         rps = {name: statistics.median(r["rps"] for r in results[(name, connections)]) for name in names}
         flowgate, empty, naive = rps.values()
         ratios = f"{flowgate / empty:.0%} | {flowgate / naive:.0%}"
@@ -170,15 +196,25 @@ def main() -> None:
     print("\n| round trip, 1 connection | median ms | p99 ms | req/s |")
     print("|---|---|---|---|")
     for name, runs in round_trips.items():
-        print(f"| {name} | {statistics.median(r['p50_ms'] for r in runs):.2f} | "
-              f"{statistics.median(r['p99_ms'] for r in runs):.2f} | {statistics.median(r['rps'] for r in runs):.0f} |")
+        print(
+            f"| {name} | {statistics.median(r['p50_ms'] for r in runs):.2f} | "
+            f"{statistics.median(r['p99_ms'] for r in runs):.2f} | {statistics.median(r['rps'] for r in runs):.0f} |"
+        )
 
 
 def report_quick(args, cases: dict, results: dict, accepted: int, database: str) -> None:
-    counts = json.loads(subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", COUNT, database],
-                                       check=True, capture_output=True, text=True).stdout)
-    print(f"\n{args.rounds} rounds x {args.seconds} s, median of rounds; 200s answered: {accepted}; "
-          f"delivery rows: {counts['deliveries']}")
+    counts = json.loads(
+        subprocess.run(
+            ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", COUNT, database],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    print(
+        f"\n{args.rounds} rounds x {args.seconds} s, median of rounds; 200s answered: {accepted}; "
+        f"delivery rows: {counts['deliveries']}"
+    )
     print("| case | connections | req/s | p99 ms | vs (a) | errors | splits by round | steal % by round |")
     print("|---|---|---|---|---|---|---|---|")
     for connections in (4, 32):
@@ -190,7 +226,10 @@ def report_quick(args, cases: dict, results: dict, accepted: int, database: str)
             errors = sum(r["errors"] + r["socket_errors"] for r in runs)
             splits = " ".join("/".join(map(str, r["split"])) for r in runs)
             steal = " ".join(f"{r['steal']:.0%}".rstrip("%") for r in runs)
-            print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {errors} | {splits} | {steal} |")
+            print(
+                f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} "
+                f"| {errors} | {splits} | {steal} |"
+            )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Django admin for the catalog: staff edit apps and operations; every change schedules a feed rebuild."""
+
 import base64
 
 from django import forms
@@ -81,7 +82,15 @@ class AppAdmin(admin.ModelAdmin):
     form = AppForm
     inlines = [OperationInline]
     list_display = (
-        "name", "slug", "category", "auth_type", "tier", "sort_order", "published", "retired_at", "updated_at"
+        "name",
+        "slug",
+        "category",
+        "auth_type",
+        "tier",
+        "sort_order",
+        "published",
+        "retired_at",
+        "updated_at",
     )
     list_filter = ("category", "auth_type", "tier", RetiredFilter, "published")
     search_fields = ("name", "slug", "app_domain", "description")

@@ -1,4 +1,5 @@
 """App config of catalog: apps, their operations and the public feed."""
+
 from django.apps import AppConfig
 
 

@@ -1,4 +1,5 @@
 """The bulk artifact: every connectable app with its operations, built daily and stored with a gzip copy."""
+
 import logging
 from dataclasses import dataclass
 from datetime import datetime

@@ -3,6 +3,7 @@
 Every name is invented from the word lists below; no vendor's catalog is
 copied. The same arguments always give the same document.
 """
+
 import base64
 import random
 from datetime import UTC, datetime, timedelta
@@ -32,9 +33,21 @@ _PRODUCTS = {
     "Developer Tools": ("issue", "pull request", "build"),
 }
 _SUFFIX = {
-    "CRM": "CRM", "Email": "Mail", "Spreadsheets": "Sheets", "Project Management": "Tasks", "Forms": "Forms",
-    "Payments": "Pay", "Support": "Desk", "Calendar": "Calendar", "Storage": "Drive", "Chat": "Chat",
-    "E-commerce": "Shop", "Accounting": "Books", "HR": "People", "Marketing": "Reach", "Developer Tools": "Code",
+    "CRM": "CRM",
+    "Email": "Mail",
+    "Spreadsheets": "Sheets",
+    "Project Management": "Tasks",
+    "Forms": "Forms",
+    "Payments": "Pay",
+    "Support": "Desk",
+    "Calendar": "Calendar",
+    "Storage": "Drive",
+    "Chat": "Chat",
+    "E-commerce": "Shop",
+    "Accounting": "Books",
+    "HR": "People",
+    "Marketing": "Reach",
+    "Developer Tools": "Code",
 }
 _AUTH_TYPES = ("oauth_v2", "oauth_v2", "oauth_v2", "api_key", "api_key", "none", "managed_auth", "token_mint")
 _COLOURS = ("#2563eb", "#16a34a", "#db2777", "#ea580c", "#7c3aed", "#0891b2", "#ca8a04", "#dc2626", "#4f46e5")
@@ -56,29 +69,58 @@ def _operations(rng: random.Random, brand: str, things: tuple, domain: str, coun
         plural = thing + "s"
         path = plural.replace(" ", "_")
         triggers += [
-            {"key": f"new_{path}", "name": f"New {thing.title()}",
-             "description": f"Triggers when a new {thing} is created in {brand}.",
-             "endpoint": f"https://api.{domain}/v1/hooks", "http_method": "POST",
-             "delivery_mode": rng.choice(["manual", "self_registering"]),
-             "request_template": {"event": f"{path}.created"}},
-            {"key": f"updated_{path}", "name": f"Updated {thing.title()}",
-             "description": f"Triggers when an existing {thing} changes.",
-             "endpoint": f"https://api.{domain}/v1/hooks", "http_method": "POST", "delivery_mode": "self_registering",
-             "request_template": {"event": f"{path}.updated"}},
+            {
+                "key": f"new_{path}",
+                "name": f"New {thing.title()}",
+                "description": f"Triggers when a new {thing} is created in {brand}.",
+                "endpoint": f"https://api.{domain}/v1/hooks",
+                "http_method": "POST",
+                "delivery_mode": rng.choice(["manual", "self_registering"]),
+                "request_template": {"event": f"{path}.created"},
+            },
+            {
+                "key": f"updated_{path}",
+                "name": f"Updated {thing.title()}",
+                "description": f"Triggers when an existing {thing} changes.",
+                "endpoint": f"https://api.{domain}/v1/hooks",
+                "http_method": "POST",
+                "delivery_mode": "self_registering",
+                "request_template": {"event": f"{path}.updated"},
+            },
         ]
         actions += [
-            {"key": f"create_{path}", "name": f"Create {thing.title()}", "description": f"Creates a new {thing}.",
-             "endpoint": f"https://api.{domain}/v1/{path}", "http_method": "POST",
-             "request_template": {"name": "{{name}}"}},
-            {"key": f"find_{path}", "name": f"Find {thing.title()}",
-             "description": f"Finds a {thing} by a field you choose.",
-             "endpoint": f"https://api.{domain}/v1/{path}/search", "http_method": "GET",
-             "request_template": {"q": "{{query}}"}},
-            {"key": f"update_{path}", "name": f"Update {thing.title()}",
-             "description": f"Changes fields of an existing {thing}.",
-             "endpoint": f"https://api.{domain}/v1/{path}/{{{{id}}}}", "http_method": "PATCH", "request_template": {}},
-            {"key": f"delete_{path}", "name": f"Delete {thing.title()}", "description": f"Removes a {thing}.",
-             "endpoint": f"https://api.{domain}/v1/{path}/{{{{id}}}}", "http_method": "DELETE", "request_template": {}},
+            {
+                "key": f"create_{path}",
+                "name": f"Create {thing.title()}",
+                "description": f"Creates a new {thing}.",
+                "endpoint": f"https://api.{domain}/v1/{path}",
+                "http_method": "POST",
+                "request_template": {"name": "{{name}}"},
+            },
+            {
+                "key": f"find_{path}",
+                "name": f"Find {thing.title()}",
+                "description": f"Finds a {thing} by a field you choose.",
+                "endpoint": f"https://api.{domain}/v1/{path}/search",
+                "http_method": "GET",
+                "request_template": {"q": "{{query}}"},
+            },
+            {
+                "key": f"update_{path}",
+                "name": f"Update {thing.title()}",
+                "description": f"Changes fields of an existing {thing}.",
+                "endpoint": f"https://api.{domain}/v1/{path}/{{{{id}}}}",
+                "http_method": "PATCH",
+                "request_template": {},
+            },
+            {
+                "key": f"delete_{path}",
+                "name": f"Delete {thing.title()}",
+                "description": f"Removes a {thing}.",
+                "endpoint": f"https://api.{domain}/v1/{path}/{{{{id}}}}",
+                "http_method": "DELETE",
+                "request_template": {},
+            },
         ]
     rng.shuffle(triggers)
     rng.shuffle(actions)

@@ -1,4 +1,5 @@
 """Storing feed documents: keys, compression and the build lock."""
+
 import gzip
 from datetime import datetime
 

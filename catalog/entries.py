@@ -1,4 +1,5 @@
 """App entries exactly as the feed publishes them (SPEC 2.1): public fields only, each with its etag."""
+
 import hashlib
 import json
 from collections import defaultdict
@@ -13,15 +14,37 @@ from catalog.selectors import connectable_apps
 
 # Field order of an entry in every body; triggers and actions only in detail and bulk.
 SUMMARY_FIELDS = (
-    "slug", "name", "description", "category", "auth_type", "app_domain", "logo_url", "connect_url",
-    "last_updated", "etag", "retired", "retired_at", "tier", "sort_order", "trigger_count", "action_count",
+    "slug",
+    "name",
+    "description",
+    "category",
+    "auth_type",
+    "app_domain",
+    "logo_url",
+    "connect_url",
+    "last_updated",
+    "etag",
+    "retired",
+    "retired_at",
+    "tier",
+    "sort_order",
+    "trigger_count",
+    "action_count",
     "last_op_modified",
 )
 DETAIL_FIELDS = SUMMARY_FIELDS + ("triggers", "actions")
 OPERATION_FIELDS = ("name", "description")
 
 _APP_COLUMNS = (
-    "id", "slug", "name", "description", "category", "auth_type", "app_domain", "retired_at", "updated_at",
+    "id",
+    "slug",
+    "name",
+    "description",
+    "category",
+    "auth_type",
+    "app_domain",
+    "retired_at",
+    "updated_at",
     "popularity",
 )
 

@@ -1,4 +1,5 @@
 """Materializing the feed (DESIGN.md contract 2): list and detail bodies rebuilt when the catalog changes."""
+
 import logging
 from dataclasses import dataclass
 from datetime import datetime

@@ -1,4 +1,5 @@
 """Importing a catalog document (docs/catalog-import.md): create or update apps and operations by slug."""
+
 import base64
 import binascii
 from dataclasses import dataclass, field

@@ -1,4 +1,5 @@
 """GET /catalog/v1/: the feed's routes as JSON, so that its root is no dead end."""
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
@@ -16,10 +17,14 @@ ROUTES = (
 @feed_route(None)
 def routes(request: HttpRequest) -> HttpResponse:
     base = f"{settings.BASE_URL}/catalog/v1"
-    response = JsonResponse({
-        "routes": [{"path": f"/catalog/v1{path}", "url": f"{base}{path}", "description": description}
-                   for path, description in ROUTES],
-        "openapi": f"{base}/openapi.json",
-    })
+    response = JsonResponse(
+        {
+            "routes": [
+                {"path": f"/catalog/v1{path}", "url": f"{base}{path}", "description": description}
+                for path, description in ROUTES
+            ],
+            "openapi": f"{base}/openapi.json",
+        }
+    )
     response["Cache-Control"] = "public, max-age=3600"
     return response

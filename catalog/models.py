@@ -1,4 +1,5 @@
 """Apps, their operations, and the materialized feed documents served from them."""
+
 from django.core.validators import RegexValidator
 from django.db import models
 

@@ -1,4 +1,5 @@
 """The OpenAPI 3 description of the catalog feed, served at /catalog/v1/openapi.json."""
+
 from django.conf import settings
 
 _TEXT = {"text/plain": {"schema": {"type": "string"}}}

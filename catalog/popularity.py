@@ -1,4 +1,5 @@
 """Popularity bands: sort_order 1..N and tier A/B/C/D from each app's popularity figure."""
+
 import math
 from typing import NamedTuple
 

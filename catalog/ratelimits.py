@@ -20,6 +20,7 @@ at most (processes - 1) x (batch - 1) per window. The first claim of a window
 is a single unit and batches then double up to limit/50 (6 units of the
 list policy's 300), so an occasional client is counted exactly.
 """
+
 import ipaddress
 import logging
 import threading

@@ -1,4 +1,5 @@
 """HTTP responses of the feed: stored documents with conditional GET, and each error of SPEC 7.1."""
+
 import re
 
 from django.http import HttpRequest, HttpResponse, JsonResponse

@@ -1,4 +1,5 @@
 """Retiring apps: withdrawn apps stay in the feed for the retirement window, then leave it."""
+
 from datetime import datetime
 
 from django.db.models import QuerySet
@@ -32,4 +33,3 @@ def expire_retired_apps(*, now: datetime | None = None) -> list[str]:
     if dropped:
         feed.build_feed(now=now)
     return dropped
-

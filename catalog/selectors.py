@@ -1,4 +1,5 @@
 """Read-side queries of the catalog."""
+
 from datetime import datetime, timedelta
 
 from django.conf import settings

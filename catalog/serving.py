@@ -6,6 +6,7 @@ answers from memory (process caches, config/process_cache.py). When the
 database cannot be read, the last good copy held in memory keeps being
 served; without one the feed answers 503.
 """
+
 import logging
 from collections.abc import Callable
 from typing import NamedTuple

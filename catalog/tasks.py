@@ -1,4 +1,5 @@
 """Celery tasks of the catalog: thin wrappers around the build functions."""
+
 from celery import shared_task
 
 from catalog import bulk, feed, retirement

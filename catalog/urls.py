@@ -1,4 +1,5 @@
 """Routes of the catalog feed under /catalog/v1/."""
+
 from django.urls import path, re_path
 
 from catalog import index, views

@@ -1,4 +1,5 @@
 """Views of the catalog feed (SPEC 4.1): thin wrappers around catalog.serving."""
+
 import functools
 import re
 

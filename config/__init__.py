@@ -1,4 +1,5 @@
 """Project configuration: settings, URLconfs, host routing and the Celery app."""
+
 from config.celery import app as celery_app
 
 __all__ = ["celery_app"]

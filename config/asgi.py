@@ -5,6 +5,7 @@ Every other request (web services on the hooks host, and the whole site
 when one process serves every host) goes to the same Django WSGI
 application the web process serves, run in a pool of WEB_THREADS threads.
 """
+
 import os
 
 from config import handler

@@ -5,6 +5,7 @@ creates at start-up; with DATABASE_URL and REDIS_URL set, stock beat exited
 with FileNotFoundError on a fresh deploy, and without beat nothing sweeps
 lost deliveries or builds the bulk feed.
 """
+
 from pathlib import Path
 
 from celery.beat import PersistentScheduler

@@ -8,6 +8,7 @@ a thread-safe connection pool, so one per pool is kept, as config/cache.py
 does for the cache. The asynchronous clients a worker consumes with are
 kombu's own.
 """
+
 from kombu.transport import redis
 
 

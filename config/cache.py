@@ -13,6 +13,7 @@ counted in one round trip (catalog.ratelimits).
 
 FileCache, the embedded default's, counts as Redis does: see its docstring.
 """
+
 import os
 import pickle
 import tempfile

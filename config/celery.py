@@ -1,4 +1,5 @@
 """The Celery app; its settings are the CELERY_* names in config/settings.py."""
+
 import os
 
 from celery import Celery, signals

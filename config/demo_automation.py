@@ -5,6 +5,7 @@ document again and turn the automation on, undoing what was changed in admin
 since (turned off, steps edited). Now an automation of the demo's name owned
 by `admin` is left as it is; one deleted in admin comes back at the next start.
 """
+
 import json
 import os
 import sys

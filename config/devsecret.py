@@ -4,6 +4,7 @@ It replaces a fixed string that every install shared: with it anyone could
 forge sessions and, as URL_KEY_SECRET defaults to SECRET_KEY, unseal the URL
 keys of a database they read.
 """
+
 import os
 import secrets
 import tempfile

@@ -1,4 +1,5 @@
 """Typed readers of environment variables that fail loudly with the variable's name."""
+
 import os
 from urllib.parse import urlsplit
 

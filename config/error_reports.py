@@ -7,6 +7,7 @@ request.META. Every string of the settings, the request's META and the frame
 variables has the password of any scheme://user:password@host masked, and
 every URL key replaced by {key} (publickeys/redaction.py).
 """
+
 import re
 
 from django.views.debug import SafeExceptionReporterFilter

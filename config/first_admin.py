@@ -5,6 +5,7 @@ install shared: a fresh install gets a new random password, and an install
 whose `admin` still has the password "admin" from before gets one too. An
 `admin` with any other password is left alone and nothing is printed.
 """
+
 import os
 import secrets
 

@@ -13,6 +13,7 @@ idle (benchmarks/RESULTS.md). The cost: any process of the same user could
 join the port and take a share of its traffic unnoticed, so startup refuses
 an address that is already listening.
 """
+
 import errno
 import logging
 import socket
@@ -38,8 +39,10 @@ def on_starting(server) -> None:
         # Settings check WEB_BIND and HOOKS_BIND; the address gunicorn really binds may come from --bind.
         for address in server.cfg.address:
             if isinstance(address, tuple) and not is_loopback_bind(address[0]):
-                raise SystemExit(f"DEBUG is on and {address[0]}:{address[1]} accepts connections from other machines: "
-                                 "bind to 127.0.0.1, or set DEBUG=0 and SECRET_KEY")
+                raise SystemExit(
+                    f"DEBUG is on and {address[0]}:{address[1]} accepts connections from other machines: "
+                    "bind to 127.0.0.1, or set DEBUG=0 and SECRET_KEY"
+                )
     if server.master_pid:  # a re-executed master (USR2) starts beside its parent's listeners on purpose
         return
     for address in server.cfg.address:

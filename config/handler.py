@@ -20,6 +20,7 @@ warning for each one, as for every HEAD of a Django page or 404. Here the
 body goes before it reaches the server; the headers, Content-Length
 included, stay those of the GET.
 """
+
 import functools
 import warnings
 

@@ -5,6 +5,7 @@ of them gets one URLconf joining theirs (no path in the spec collides). Any
 other allowed host is a white-label domain and answers only the form trigger
 and chat widget paths.
 """
+
 import functools
 import types
 from urllib.parse import urlsplit
@@ -46,9 +47,7 @@ def urlconf_for(roles: tuple[str, ...]) -> types.ModuleType | str:
     if len(roles) == 1:
         return ROLE_URLCONFS[roles[0]]
     module = types.ModuleType("config.urls.joined_" + "_".join(roles))
-    module.urlpatterns = [
-        pattern for role in roles for pattern in import_string(ROLE_URLCONFS[role] + ".urlpatterns")
-    ]
+    module.urlpatterns = [pattern for role in roles for pattern in import_string(ROLE_URLCONFS[role] + ".urlpatterns")]
     return module
 
 

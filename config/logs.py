@@ -10,6 +10,7 @@ records its children propagate; Django's LOGGING, config/gunicorn.py's
 logger_class and config/celery.py's logging signals put it on every handler
 the service writes through.
 """
+
 import logging
 
 from gunicorn import glogging

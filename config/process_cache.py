@@ -7,6 +7,7 @@ starts from a process that remembers nothing: conftest.py calls it around
 every test. Memories are per process by design; what must hold across
 processes lives in the database or the shared cache.
 """
+
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -27,8 +28,9 @@ class ProcessCache:
     own.
     """
 
-    def __init__(self, name: str, *, max_size: int, seconds: float | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, name: str, *, max_size: int, seconds: float | None = None, clock: Callable[[], float] = time.monotonic
+    ):
         if max_size < 1:
             raise ValueError("max_size must be at least 1")
         self.name = name

@@ -12,6 +12,7 @@ stop), so it was killed mid-shutdown. Here, as systemd's KillMode=mixed does, SI
 process's main pid only, which stops its own children; whatever is left of a process's group after
 PROCFILE_STOP_SECONDS (30) gets SIGKILL.
 """
+
 import os
 import signal
 import subprocess
@@ -66,8 +67,12 @@ class Manager:
         for process in self.processes:
             # exec: the program is the group's leader, so its pid is the one that gets SIGTERM.
             process.popen = subprocess.Popen(
-                ["/bin/sh", "-c", f"exec {process.command}"], env=environment, start_new_session=True,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                ["/bin/sh", "-c", f"exec {process.command}"],
+                env=environment,
+                start_new_session=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
             )
             self.say("system", f"{process.name} started (pid={process.popen.pid})")
             process.reader = threading.Thread(target=self.relay, args=(process,), daemon=True)

@@ -4,6 +4,7 @@
 set, the service runs on an embedded default (SQLite, a file-system Celery
 broker and a file cache) so it starts on a machine that has only Python.
 """
+
 from pathlib import Path
 from urllib.parse import urlsplit
 

@@ -11,6 +11,7 @@ A counter that cannot be reached lets the attempt through (with a warning):
 admin holds the maintenance switch, which an outage of Redis must not lock.
 RATELIMIT_ENABLE=0 turns these limits off with the feed's.
 """
+
 import logging
 from functools import wraps
 

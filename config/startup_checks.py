@@ -1,4 +1,5 @@
 """Start-up refusals of configurations that would expose the service: DEBUG beyond loopback, a listen-only URL host."""
+
 import ipaddress
 from urllib.parse import urlsplit
 

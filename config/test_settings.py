@@ -3,6 +3,7 @@
 Only defaults are set here: DATABASE_URL and REDIS_URL from the
 environment still choose PostgreSQL and Redis, as CI does.
 """
+
 import os
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-any-deployment")

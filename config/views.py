@@ -1,4 +1,5 @@
 """Views shared by every host, and the pages of BASE_URL that belong to no app: home, sign-up, docs."""
+
 import re
 
 from django.conf import settings

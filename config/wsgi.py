@@ -1,4 +1,5 @@
 """WSGI entry point of the web process (gunicorn config.wsgi): Django, as config/handler.py serves it."""
+
 import os
 
 from config import handler

@@ -1,4 +1,5 @@
 """Django admin for the hooks: deliveries (pending retries included) and the maintenance switch."""
+
 from django.contrib import admin
 
 from hooks import maintenance
@@ -13,9 +14,24 @@ class DeliveryAdmin(admin.ModelAdmin):
     list_filter = ("status", "method")
     search_fields = ("=public_id", "automation__name")
     date_hierarchy = "received_at"
-    readonly_fields = ("public_id", "automation", "status", "method", "path", "query_string", "content_type", "body_size",
-                       "body_digest", "received_at", "attempts", "not_before", "lease_until", "run", "suppressed_by",
-                       "error")
+    readonly_fields = (
+        "public_id",
+        "automation",
+        "status",
+        "method",
+        "path",
+        "query_string",
+        "content_type",
+        "body_size",
+        "body_digest",
+        "received_at",
+        "attempts",
+        "not_before",
+        "lease_until",
+        "run",
+        "suppressed_by",
+        "error",
+    )
     exclude = ("body", "claim")
 
     def has_add_permission(self, request):

@@ -3,6 +3,7 @@
 Two drivers ask these rules and do the I/O between them: the hooks
 process's event loop (hooks/asgi.py) and Django's views (hooks/views.py).
 """
+
 import json
 from dataclasses import dataclass
 
@@ -34,8 +35,11 @@ def cors(method: str, requested_headers: str | None, allowed_methods: str) -> tu
     """The CORS headers of every answer; a preflight (OPTIONS) also gets the methods and headers it asked about."""
     if method != "OPTIONS":
         return (("Access-Control-Allow-Origin", "*"),)
-    headers = (("Access-Control-Allow-Origin", "*"), ("Access-Control-Allow-Methods", allowed_methods),
-               ("Access-Control-Max-Age", "86400"))
+    headers = (
+        ("Access-Control-Allow-Origin", "*"),
+        ("Access-Control-Allow-Methods", allowed_methods),
+        ("Access-Control-Max-Age", "86400"),
+    )
     return headers + (("Access-Control-Allow-Headers", requested_headers[:1000]),) if requested_headers else headers
 
 
@@ -84,8 +88,14 @@ def handshake(hook_secret: str | None, body: bytes) -> Reply | None:
 
 def accepted(method: str, public_id) -> Reply:
     """SPEC 4.2: 200 with an empty body, sent only once the delivery's row is committed."""
-    return Reply(200, ((DELIVERY_HEADER, str(public_id)), ("Access-Control-Allow-Origin", "*"),
-                       ("Access-Control-Expose-Headers", DELIVERY_HEADER)))
+    return Reply(
+        200,
+        (
+            (DELIVERY_HEADER, str(public_id)),
+            ("Access-Control-Allow-Origin", "*"),
+            ("Access-Control-Expose-Headers", DELIVERY_HEADER),
+        ),
+    )
 
 
 def refused(status_code: int) -> Reply:

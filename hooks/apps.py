@@ -1,4 +1,5 @@
 """App config of hooks: inbound webhook and web service URLs."""
+
 from django.apps import AppConfig
 
 

@@ -11,6 +11,7 @@ to `fallback`: Django, in a2wsgi's threads. Every body has until
 REQUEST_BODY_TIMEOUT_SECONDS after its request arrived: a webhook's is then
 answered 408, and `fallback` sees its read raise BodyTimedOut.
 """
+
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -55,8 +56,11 @@ class HooksApplication:
         except Exception:
             logger.exception("Internal Server Error: %s", path, extra={"status_code": 500})
             reply = answers.FAILED
-        sent = [*django_headers, *((name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers),
-                (b"content-length", str(len(reply.body)).encode())]
+        sent = [
+            *django_headers,
+            *((name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers),
+            (b"content-length", str(len(reply.body)).encode()),
+        ]
         if reply.content_type:
             sent.append((b"content-type", reply.content_type.encode()))
         await send({"type": "http.response.start", "status": reply.status, "headers": sent})

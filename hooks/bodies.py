@@ -17,6 +17,7 @@ application, and one watchdog thread per process shuts down the read side
 of a socket whose body is still being read past it: the blocked recv()
 returns at once and the read raises BodyTimedOut.
 """
+
 import socket
 import threading
 import time
@@ -62,7 +63,9 @@ def bound(environ: dict) -> "BoundedInput | None":
     if length == 0:
         return None
     bounded = BoundedInput(
-        environ["wsgi.input"], length=length, sock=environ.get("gunicorn.socket"),
+        environ["wsgi.input"],
+        length=length,
+        sock=environ.get("gunicorn.socket"),
         deadline=time.monotonic() + settings.REQUEST_BODY_TIMEOUT_SECONDS,
     )
     environ["wsgi.input"] = bounded

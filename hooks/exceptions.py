@@ -4,6 +4,7 @@ Body errors derive from Django's BadRequest so that one raised from a
 request's input stream inside Django's own handling (a form, the admin,
 OAuth) is a 400, as Django answers any bad request, rather than a 500.
 """
+
 from django.core.exceptions import BadRequest
 
 

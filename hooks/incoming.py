@@ -1,4 +1,5 @@
 """An inbound request as the hooks store and run it: method, path, query string, content type and body."""
+
 from dataclasses import dataclass
 
 from django.conf import settings

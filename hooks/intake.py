@@ -8,6 +8,7 @@ fails. A request that waited COMMIT_WAIT_SECONDS gets an error (500) even if
 its row commits later; that row still runs. Rows committed but never sent
 are queued by the sweeper (hooks.services.sweep).
 """
+
 import asyncio
 import atexit
 import logging
@@ -233,7 +234,7 @@ class _Dispatcher:
     @staticmethod
     def _publish(ids: list[int]) -> None:
         for start in range(0, len(ids), DISPATCH_CHUNK):
-            chunk = ids[start:start + DISPATCH_CHUNK]
+            chunk = ids[start : start + DISPATCH_CHUNK]
             try:
                 # Celery's own repr of the arguments (for logs and monitors) costs more than the rest of the message.
                 tasks.process_deliveries.apply_async((chunk,), argsrepr=repr((chunk,)))

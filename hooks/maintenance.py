@@ -1,4 +1,5 @@
 """Maintenance mode of the hook URLs: the MAINTENANCE_MODE setting, or the admin switch."""
+
 from django.conf import settings
 from django.db import DatabaseError
 

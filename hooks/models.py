@@ -1,4 +1,5 @@
 """Deliveries: every request accepted at a webhook URL, kept until its run has completed."""
+
 import uuid
 
 from django.db import models
@@ -18,7 +19,9 @@ class Delivery(models.Model):
     automation = models.ForeignKey(
         "automations.Automation", on_delete=models.CASCADE, related_name="deliveries", db_index=False
     )
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False, help_text="Sent as X-Flowgate-Delivery-Id.")
+    public_id = models.UUIDField(
+        default=uuid.uuid4, unique=True, editable=False, help_text="Sent as X-Flowgate-Delivery-Id."
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     method = models.CharField(max_length=10)
     path = models.CharField(max_length=2048)

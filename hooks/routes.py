@@ -9,6 +9,7 @@ request resolves to, on a request carrying the route's headers only, and
 remembers the outcome per route. Middleware that depends on anything else of
 a request (a cookie, the body) is therefore not run for webhooks there.
 """
+
 import io
 
 from django.conf import settings
@@ -29,8 +30,12 @@ setting_changed.connect(lambda **kwargs: _learnt.clear(), weak=False, dispatch_u
 
 def key(scope: dict, headers: dict) -> tuple:
     """What Django's handling of a webhook request depends on: scheme, server, path prefix and host headers."""
-    return (scope.get("scheme", "http"), tuple(scope.get("server") or ()), scope["path"].startswith("/webhook/"),
-            *(headers.get(name) for name in _host_headers()))
+    return (
+        scope.get("scheme", "http"),
+        tuple(scope.get("server") or ()),
+        scope["path"].startswith("/webhook/"),
+        *(headers.get(name) for name in _host_headers()),
+    )
 
 
 def known(route: tuple) -> tuple | bool | None:
@@ -42,11 +47,20 @@ def learn(route: tuple, scope: dict, headers: dict) -> tuple | bool:
     """The headers (bytes pairs) Django's middleware adds to a webhook's answer on this route, or False when
     Django would not hand the request to the webhook view as it is (another host, a redirect, a refusal)."""
     server = scope.get("server") or ("", 0)
-    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": scope["path"], "SCRIPT_NAME": "", "QUERY_STRING": "",
-               "SERVER_NAME": server[0] or "", "SERVER_PORT": str(server[1] or ""), "wsgi.input": io.BytesIO(),
-               "wsgi.url_scheme": scope.get("scheme", "http"), "SERVER_PROTOCOL": "HTTP/1.1"}
-    environ.update({"HTTP_" + name.upper().replace("-", "_"): headers[name]
-                    for name in _host_headers() if name in headers})
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": scope["path"],
+        "SCRIPT_NAME": "",
+        "QUERY_STRING": "",
+        "SERVER_NAME": server[0] or "",
+        "SERVER_PORT": str(server[1] or ""),
+        "wsgi.input": io.BytesIO(),
+        "wsgi.url_scheme": scope.get("scheme", "http"),
+        "SERVER_PROTOCOL": "HTTP/1.1",
+    }
+    environ.update(
+        {"HTTP_" + name.upper().replace("-", "_"): headers[name] for name in _host_headers() if name in headers}
+    )
     request = Request(environ)
     try:
         request.get_host()  # a host that is not allowed goes to Django, which refuses and logs it there, once
@@ -55,7 +69,8 @@ def learn(route: tuple, scope: dict, headers: dict) -> tuple | bool:
         response = None
     learnt = getattr(response, "reached_the_webhook_view", False) and tuple(
         (name.lower().encode("latin-1"), value.encode("latin-1"))
-        for name, value in response.items() if name.lower() not in ("content-type", "content-length")
+        for name, value in response.items()
+        if name.lower() not in ("content-type", "content-length")
     )
     _learnt.set(route, learnt)
     return learnt
@@ -64,8 +79,12 @@ def learn(route: tuple, scope: dict, headers: dict) -> tuple | bool:
 def _host_headers() -> tuple[str, ...]:
     """The request headers Django reads a host and scheme from (some only when settings say so)."""
     proxy = settings.SECURE_PROXY_SSL_HEADER
-    return ("host", "x-forwarded-host", "x-forwarded-port",
-            *([proxy[0].removeprefix("HTTP_").replace("_", "-").lower()] if proxy else []))
+    return (
+        "host",
+        "x-forwarded-host",
+        "x-forwarded-port",
+        *([proxy[0].removeprefix("HTTP_").replace("_", "-").lower()] if proxy else []),
+    )
 
 
 @csrf_exempt

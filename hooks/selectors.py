@@ -1,4 +1,5 @@
 """Reads on hooks: the automation a webhook key names, remembered per process for a few seconds."""
+
 from config import process_cache
 from publickeys import crypto
 from publickeys.models import PublicKey

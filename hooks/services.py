@@ -1,4 +1,5 @@
 """Accepting and processing webhook deliveries (DESIGN.md contract 1) and answering web service calls."""
+
 import hashlib
 import logging
 import time
@@ -128,7 +129,7 @@ def process_delivery(*, delivery_id: int) -> None:
     try:
         with transaction.atomic():
             run = _start(delivery, automation, token)
-    except Exception as error:  # noqa: BLE001: whatever the bytes, the delivery must end
+    except Exception as error:  # noqa: BLE001 (whatever the bytes, the delivery must end)
         # A delete that went through first refuses the run's foreign key at commit (IntegrityError), or
         # PostgreSQL breaks a lock cycle with it by failing this transaction (a deadlock).
         if isinstance(error, DatabaseError) and not Automation.objects.filter(pk=automation.pk).exists():
@@ -158,7 +159,9 @@ def _start(delivery: Delivery, automation: Automation, token: uuid.UUID) -> Run 
         runs.count_suppressed(original)
         return None
     trigger = trigger_data(
-        body=bytes(delivery.body), content_type=delivery.content_type, query_string=delivery.query_string,
+        body=bytes(delivery.body),
+        content_type=delivery.content_type,
+        query_string=delivery.query_string,
         path=delivery.path,
     )
     run = runs.start(
@@ -250,7 +253,9 @@ def replay_kept(*, automation_id: int) -> int:
         while True:
             now = timezone.now()
             next_id = (
-                Delivery.objects.filter(automation_id=automation_id, automation__enabled=True, status=Delivery.Status.PENDING, pk__gt=last)
+                Delivery.objects.filter(
+                    automation_id=automation_id, automation__enabled=True, status=Delivery.Status.PENDING, pk__gt=last
+                )
                 .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
                 .order_by("pk")
                 .values_list("pk", flat=True)

@@ -6,6 +6,7 @@ the delivery claim is one UPDATE ... RETURNING. Every column name and value
 here comes from the model's fields, so a field added to Delivery cannot be
 silently left out (hooks/tests/test_statements.py).
 """
+
 import functools
 import threading
 
@@ -42,8 +43,10 @@ def claim(delivery_id: int, changes: dict, now) -> Delivery | None:
     subquery (which a join in the filter would become).
     """
     table = connection.ops.quote_name(Delivery._meta.db_table)
-    column = {name: connection.ops.quote_name(Delivery._meta.get_field(name).column)
-              for name in ("id", "status", "not_before", "lease_until", "attempts")}
+    column = {
+        name: connection.ops.quote_name(Delivery._meta.get_field(name).column)
+        for name in ("id", "status", "not_before", "lease_until", "attempts")
+    }
     sets, params = assignments(Delivery, changes)
     now_param = db_value(Delivery, "lease_until", now)
     rows = Delivery.objects.raw(
@@ -88,12 +91,18 @@ def insert_deliveries(rows: list) -> None:
     """
     fields = [Delivery._meta.get_field(name) for name in ACCEPTED]
     if connection.vendor != "postgresql":
-        starting = [field.get_db_prep_save(value() if callable(value) else value, connection)
-                    for field, value in zip([Delivery._meta.get_field(name) for name in STARTING], STARTING.values(),
-                                            strict=True)]
-        values = [value for row in rows
-                  for value in [field.get_db_prep_save(getattr(row, field.attname), connection) for field in fields]
-                  + starting]
+        starting = [
+            field.get_db_prep_save(value() if callable(value) else value, connection)
+            for field, value in zip(
+                [Delivery._meta.get_field(name) for name in STARTING], STARTING.values(), strict=True
+            )
+        ]
+        values = [
+            value
+            for row in rows
+            for value in [field.get_db_prep_save(getattr(row, field.attname), connection) for field in fields]
+            + starting
+        ]
         with connection.cursor() as cursor:
             cursor.execute(_insert_sql(len(rows), postgresql=False), values)
             ids = {public_id: pk for pk, public_id in cursor.fetchall()}
@@ -112,8 +121,10 @@ def insert_deliveries(rows: list) -> None:
         else:
             sql = _insert_sql(len(rows), postgresql=True).encode()
             result = _checked(pgconn, pgconn.exec_params(sql, values, None, formats, _BINARY))
-    ids = {result.get_value(n, 1): int.from_bytes(result.get_value(n, 0), "big", signed=True)
-           for n in range(result.ntuples)}
+    ids = {
+        result.get_value(n, 1): int.from_bytes(result.get_value(n, 0), "big", signed=True)
+        for n in range(result.ntuples)
+    }
     for row in rows:
         row.pk = ids[row.public_id.bytes]
 
@@ -126,11 +137,17 @@ def _insert_sql(rows: int, *, postgresql: bool) -> str:
     starting = [Delivery._meta.get_field(name) for name in STARTING]
     width = len(fields)
     if postgresql:
-        inline = ["now()" if callable(value) else f"'{value}'" if isinstance(value, str) else str(int(value))
-                  for value in STARTING.values()]
+        inline = [
+            "now()" if callable(value) else f"'{value}'" if isinstance(value, str) else str(int(value))
+            for value in STARTING.values()
+        ]
         values = ", ".join(
-            "(" + ", ".join([f"${row * width + n + 1}::{_WIRE[field.get_internal_type()][0]}"
-                             for n, field in enumerate(fields)] + inline) + ")"
+            "("
+            + ", ".join(
+                [f"${row * width + n + 1}::{_WIRE[field.get_internal_type()][0]}" for n, field in enumerate(fields)]
+                + inline
+            )
+            + ")"
             for row in range(rows)
         )
     else:

@@ -1,4 +1,6 @@
-"""Trigger data (SPEC 2.3) from a stored delivery or a web service request: body, params, query_string, content_type, path.
+"""Trigger data (SPEC 2.3) from a stored delivery or a web service request.
+
+Its fields: body, params, query_string, content_type, path.
 
 Decisions (docs/webhooks.md): the body is decoded as UTF-8, or as the
 charset its Content-Type names when that is a text encoding Python knows;
@@ -9,6 +11,7 @@ given once is a string, given several times a list. Headers never reach the
 steps. Whatever bytes arrived, the result is storable (automations/jsonsafe.py):
 a delivery whose trigger data could not be stored would never run.
 """
+
 import codecs
 from urllib.parse import parse_qs
 

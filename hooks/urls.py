@@ -1,4 +1,5 @@
 """Paths of the webhook and web service URLs (HOOKS_URL)."""
+
 from django.urls import re_path
 
 from hooks import views

@@ -3,6 +3,7 @@
 The hooks process answers webhooks on its event loop by the same rules
 (hooks/asgi.py); this view answers them where Django serves the hooks host.
 """
+
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 

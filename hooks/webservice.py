@@ -9,6 +9,7 @@ answers 504 {"error": "the automation did not answer in time"}. A run that
 reaches a step that waits (a delay) answers what a respond step before it
 set, or 202 {"status": "waiting", "run_id": n}; the run goes on in a worker.
 """
+
 import json
 import time
 import uuid
@@ -27,8 +28,16 @@ from hooks.trigger import trigger_data
 from publickeys.redaction import redact
 
 # Headers a respond step may not set: they belong to the connection or to CORS, which this service owns.
-_RESERVED = {"connection", "content-length", "transfer-encoding", "keep-alive", "upgrade", "trailer",
-             "access-control-allow-origin", "access-control-allow-credentials"}
+_RESERVED = {
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "keep-alive",
+    "upgrade",
+    "trailer",
+    "access-control-allow-origin",
+    "access-control-allow-credentials",
+}
 
 
 @dataclass
@@ -76,7 +85,9 @@ def call(*, key: str, incoming: Incoming) -> Answer:
 
 def _run(automation, incoming: Incoming) -> Answer:
     trigger = trigger_data(
-        body=incoming.body, content_type=incoming.content_type, query_string=incoming.query_string,
+        body=incoming.body,
+        content_type=incoming.content_type,
+        query_string=incoming.query_string,
         path=redact(incoming.path),
     )
     claim = uuid.uuid4()

@@ -1,4 +1,5 @@
 """App config of interfaces: forms, chat widget, approvals and the automation diagram."""
+
 from django.apps import AppConfig
 
 

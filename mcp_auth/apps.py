@@ -1,4 +1,5 @@
 """App config of mcp_auth: the OAuth 2.1 server, discovery metadata and the MCP endpoint."""
+
 from django.apps import AppConfig
 
 

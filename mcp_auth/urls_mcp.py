@@ -1,2 +1,3 @@
 """Routes of this app; the paths arrive with the issue that builds them."""
+
 urlpatterns: list = []

@@ -1,4 +1,5 @@
 """App config of publickeys: the keys of every public URL (webhooks, web services, forms, chat, approvals)."""
+
 from django.apps import AppConfig
 
 

@@ -6,6 +6,7 @@ sealed copy (Fernet under the same secret) lets the owner still see the URL
 in admin and exports. Changing URL_KEY_SECRET therefore retires every issued
 URL at once.
 """
+
 import base64
 import functools
 import hmac

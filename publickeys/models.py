@@ -1,4 +1,5 @@
 """PublicKey: the key of one public URL, for one purpose and one target object (DESIGN.md contracts 3 and 7)."""
+
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models

@@ -1,4 +1,5 @@
 """Redaction: a key is a password, so no column but its digest and sealed copy, and no log line, holds it in clear."""
+
 import re
 
 PLACEHOLDER = "{key}"
@@ -23,13 +24,17 @@ class _Shapes:
     def __init__(self, spell):
         slash, question = spell("/"), spell("?")
         embed = spell("embed.js")
-        self.paths = re.compile("|".join([
-            spell("/automation-"),  # also /webhook/automation-
-            spell("/webservice-"),
-            slash + spell("form") + slash + f"(?:(?:{spell('s')}|{spell('run')}){slash})?",
-            # /webchat/embed.js is the script itself; its key is in the query.
-            slash + spell("webchat") + slash + rf"(?!{embed}(?:[\s{re.escape(SEPARATORS)}]|$))",
-        ]))
+        self.paths = re.compile(
+            "|".join(
+                [
+                    spell("/automation-"),  # also /webhook/automation-
+                    spell("/webservice-"),
+                    slash + spell("form") + slash + f"(?:(?:{spell('s')}|{spell('run')}){slash})?",
+                    # /webchat/embed.js is the script itself; its key is in the query.
+                    slash + spell("webchat") + slash + rf"(?!{embed}(?:[\s{re.escape(SEPARATORS)}]|$))",
+                ]
+            )
+        )
         self.queries = re.compile(
             f"(?P<key>{slash}{spell('webchat')}{slash}{embed}{question})"
             f"|(?P<queue>{slash}{spell('moderation')}(?:{slash})?{question})"

@@ -1,4 +1,5 @@
 """Reads on public keys: the one lookup of a key, and the key and URL a target has for a purpose."""
+
 import hmac
 
 from django.conf import settings
@@ -41,7 +42,9 @@ def key_of(*, purpose: str, target: models.Model) -> str | None:
     """The live key of target's URL of this purpose; None if it has none, or it was sealed under another secret."""
     sealed = (
         PublicKey.objects.filter(
-            target_type=ContentType.objects.get_for_model(target), target_id=target.pk, purpose=purpose,
+            target_type=ContentType.objects.get_for_model(target),
+            target_id=target.pk,
+            purpose=purpose,
             retired_at__isnull=True,
         )
         .values_list("sealed", flat=True)

@@ -1,4 +1,5 @@
 """Writes on public keys: issuing a key for a target's URL, which retires the one it had."""
+
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 from django.utils import timezone
@@ -23,7 +24,10 @@ def issue_key(*, purpose: str, target: models.Model) -> str:
     ).update(retired_at=timezone.now(), sealed="")
     key = crypto.new_key()
     PublicKey.objects.create(
-        purpose=purpose, digest=crypto.digest(key), sealed=crypto.seal(key), target_type=target_type,
+        purpose=purpose,
+        digest=crypto.digest(key),
+        sealed=crypto.seal(key),
+        target_type=target_type,
         target_id=target.pk,
     )
     return key
@@ -32,6 +36,8 @@ def issue_key(*, purpose: str, target: models.Model) -> str:
 def retire_key(*, purpose: str, target: models.Model) -> None:
     """Target no longer has a URL of this purpose (its trigger type changed): the key answers as an unknown one."""
     PublicKey.objects.filter(
-        target_type=ContentType.objects.get_for_model(target), target_id=target.pk, purpose=purpose,
+        target_type=ContentType.objects.get_for_model(target),
+        target_id=target.pk,
+        purpose=purpose,
         retired_at__isnull=True,
     ).update(retired_at=timezone.now(), sealed="")

@@ -1,4 +1,5 @@
 """Local HTTP servers standing in for other apps in tests: loopback only, on a free port."""
+
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager

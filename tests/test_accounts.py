@@ -29,4 +29,3 @@ def test_an_account_that_used_its_monthly_quota_leaves_another_accounts_calls_an
         another_account.pk: 1,
     }
     assert Run.objects.filter(automation=theirs, status="succeeded").count() == 1
-

@@ -1,4 +1,5 @@
 """Beat's scheduler makes the folder of its schedule file, so beat starts in every configuration."""
+
 from pathlib import Path
 
 from config.beat import Scheduler

@@ -1,4 +1,5 @@
 """config.broker: Celery's Redis transport publishing through one Redis client per connection pool."""
+
 import pytest
 from django.conf import settings
 

@@ -1,4 +1,5 @@
 """config.cache.RedisCache: incr in one round trip, with Django's contract."""
+
 import pytest
 from django.conf import settings
 from django.core.cache import caches

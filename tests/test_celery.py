@@ -1,4 +1,5 @@
 """Celery is configured for durability (late acks, redelivery after the visibility timeout) and beat runs its jobs."""
+
 import os
 import subprocess
 import sys
@@ -23,7 +24,10 @@ def test_tasks_are_acknowledged_late_and_requeued_when_a_worker_dies():
 
 
 SCHEDULED = {
-    "catalog.rebuild_feed", "catalog.build_bulk", "catalog.expire_retired_apps", "hooks.sweep_deliveries",
+    "catalog.rebuild_feed",
+    "catalog.build_bulk",
+    "catalog.expire_retired_apps",
+    "hooks.sweep_deliveries",
     "automations.sweep_runs",
 }
 

@@ -1,4 +1,5 @@
 """`make run`'s demo automation: imported and turned on at the first start only; later starts print its URLs."""
+
 import io
 
 import pytest
@@ -27,8 +28,10 @@ def test_the_first_start_imports_the_demo_and_turns_it_on():
     demo = Automation.objects.get()
     assert demo.enabled
     assert f"created automation {demo.pk}" in output
-    assert _urls(output) == [f"webhook URL:     {services.hook_url(demo)}",
-                             f"web service URL: {services.web_service_url(demo)}"]
+    assert _urls(output) == [
+        f"webhook URL:     {services.hook_url(demo)}",
+        f"web service URL: {services.web_service_url(demo)}",
+    ]
 
 
 def test_a_later_start_leaves_the_demo_as_admin_left_it_and_prints_the_same_urls():

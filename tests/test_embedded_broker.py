@@ -1,4 +1,5 @@
 """The broker connection names its host: kombu warned "No hostname was supplied" at each one on the embedded default."""
+
 import logging
 
 from config.celery import app

@@ -1,4 +1,5 @@
 """Error pages and reports mask the passwords inside URL-valued settings, the environment and frame variables."""
+
 import sys
 
 import pytest

@@ -1,4 +1,5 @@
 """`make run`'s staff user: `admin` with a random password, printed once, never admin/admin."""
+
 import os
 import subprocess
 import sys
@@ -57,9 +58,21 @@ def test_run_as_a_module_it_prints_the_password_once(tmp_path):
     environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
     environment.update(DJANGO_SETTINGS_MODULE="config.settings", DEBUG="1", FLOWGATE_VAR_DIR=str(tmp_path))
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=environment, check=True)
-    first = subprocess.run([sys.executable, "-m", "config.first_admin"], cwd=ROOT, env=environment,
-                           capture_output=True, text=True, check=True)
-    again = subprocess.run([sys.executable, "-m", "config.first_admin"], cwd=ROOT, env=environment,
-                           capture_output=True, text=True, check=True)
+    first = subprocess.run(
+        [sys.executable, "-m", "config.first_admin"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    again = subprocess.run(
+        [sys.executable, "-m", "config.first_admin"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert first.stdout.startswith("staff user admin, password: ")
     assert again.stdout == ""

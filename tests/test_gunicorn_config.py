@@ -1,4 +1,5 @@
 """The web processes as the Procfile starts them (config/gunicorn.py), started for real on a free port."""
+
 import os
 import re
 import socket
@@ -13,8 +14,14 @@ pytestmark = pytest.mark.e2e
 
 
 def _env(port: int) -> dict:
-    return {**os.environ, "DEBUG": "1", "BASE_URL": f"http://127.0.0.1:{port}", "WEB_BIND": f"127.0.0.1:{port}",
-            "WEB_CONCURRENCY": "2", "LOG_LEVEL": "WARNING"}
+    return {
+        **os.environ,
+        "DEBUG": "1",
+        "BASE_URL": f"http://127.0.0.1:{port}",
+        "WEB_BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": "2",
+        "LOG_LEVEL": "WARNING",
+    }
 
 
 def _gunicorn() -> list[str]:
@@ -42,8 +49,9 @@ def _listeners(port: int) -> int:
 
 def _holders(port: int) -> dict[str, int]:
     """How many established connections to port each process holds."""
-    out = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{port} )"],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["ss", "-tnpH", "state", "established", f"( sport = :{port} )"], check=True, capture_output=True, text=True
+    ).stdout
     counts: dict[str, int] = {}
     for pid in re.findall(r"pid=(\d+)", out):
         counts[pid] = counts.get(pid, 0) + 1
@@ -89,8 +97,14 @@ def test_an_address_another_program_shares_by_port_reuse_is_refused():
 
 def test_debug_refuses_to_start_on_an_address_other_machines_reach_whatever_the_command_line_says():
     port = free_port()
-    refused = subprocess.run([*_gunicorn(), "--bind", f"0.0.0.0:{port}"], cwd=ROOT, env=_env(port), capture_output=True,
-                             text=True, timeout=60)
+    refused = subprocess.run(
+        [*_gunicorn(), "--bind", f"0.0.0.0:{port}"],
+        cwd=ROOT,
+        env=_env(port),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode != 0
     assert f"DEBUG is on and 0.0.0.0:{port} accepts connections from other machines" in refused.stderr
 
@@ -99,8 +113,14 @@ def test_it_says_where_it_listens_and_leaves_no_control_socket_in_home(tmp_path)
     """gunicorn's control socket defaults to ~/.gunicorn/gunicorn.ctl, one path for every gunicorn of the user."""
     port = free_port()
     command = [*_gunicorn()[:-2], "--log-level", "info"]
-    process = subprocess.Popen(command, cwd=ROOT, env={**_env(port), "HOME": str(tmp_path), "XDG_RUNTIME_DIR": ""},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**_env(port), "HOME": str(tmp_path), "XDG_RUNTIME_DIR": ""},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         lines = []
         while sum("Booting worker" in line for line in lines) < 2:

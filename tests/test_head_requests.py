@@ -1,4 +1,5 @@
 """A HEAD request reaches the server with no body from Django: gunicorn would drop it and log a warning each time."""
+
 import pytest
 from django.test import RequestFactory
 

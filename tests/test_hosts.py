@@ -1,4 +1,5 @@
 """Host routing: each of BASE_URL, HOOKS_URL and MCP_URL answers its own paths; one host answers all."""
+
 import pytest
 
 from config.hosts import normalize_host, roles_by_host

@@ -1,4 +1,5 @@
 """With the SSL redirect on, plain http is sent to https, except the health checks load balancers make over http."""
+
 import pytest
 
 
@@ -28,4 +29,3 @@ def test_every_host_answers_health_checks_over_plain_http(client, https_hosts):
     for host in ("app.example.com", "hooks.example.com", "mcp.example.com"):
         response = client.get("/healthz", HTTP_HOST=host)
         assert (response.status_code, response.content) == (200, b"ok")
-

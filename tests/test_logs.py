@@ -1,4 +1,5 @@
 """No log line carries a URL key in clear (DESIGN.md contract 7): the filter, and every logger set up to use it."""
+
 import io
 import logging
 import os
@@ -187,9 +188,15 @@ def test_gunicorns_access_log_holds_no_key(gunicorn_logger):
     raw = f"/webhook%2F%61utomation-{KEY}"
     request = SimpleNamespace(uri=raw + "?a=1", headers=[])
     response = SimpleNamespace(status="200 OK", response_length=0, sent=0, headers=[])
-    environ = {"REQUEST_METHOD": "POST", "RAW_URI": raw + "?a=1", "PATH_INFO": f"/webhook/automation-{KEY}",
-               "QUERY_STRING": "a=1", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
-               "HTTP_REFERER": f"https://example.com/form/{KEY}"}
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "RAW_URI": raw + "?a=1",
+        "PATH_INFO": f"/webhook/automation-{KEY}",
+        "QUERY_STRING": "a=1",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_REFERER": f"https://example.com/form/{KEY}",
+    }
     logger.cfg.set("access_log_format", '%(h)s "%(r)s" %(s)s "%(f)s" %(U)s')
     logger.access(response, request, environ, timedelta(milliseconds=3))
     assert streams["access"].getvalue() == (
@@ -225,11 +232,16 @@ print("printed /moderation?queue={KEY}")
 def test_celerys_own_handlers_redact_keys():
     """A worker or beat replaces the root logger's handlers; Celery's signals give the new ones the filter."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.test_settings"}
-    result = subprocess.run([sys.executable, "-c", CELERY_LOGGING], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", CELERY_LOGGING], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert KEY not in output
-    for line in ("received /automation-{key}", "task at /webservice-{key}", "Internal Server Error: /webservice-{key}",
-                 "printed /moderation?queue={key}"):
+    for line in (
+        "received /automation-{key}",
+        "task at /webservice-{key}",
+        "Internal Server Error: /webservice-{key}",
+        "printed /moderation?queue={key}",
+    ):
         assert line in output, output

@@ -4,6 +4,7 @@ Run in a scratch directory against stand-in interpreters: shell scripts that
 answer the version check as a chosen Python would, make a stand-in venv on
 `-m venv`, and log what they are asked, so no real venv is made or installed.
 """
+
 import shutil
 import subprocess
 import textwrap
@@ -29,8 +30,14 @@ INTERPRETER = textwrap.dedent("""\
 
 
 def _interpreter(path, log, *, is_311: bool, has_django: bool = False, venv_python=None):
-    path.write_text(INTERPRETER.format(log=log, is_311=0 if is_311 else 1, has_django=0 if has_django else 1,
-                                       venv_python=venv_python or "/nonexistent"))
+    path.write_text(
+        INTERPRETER.format(
+            log=log,
+            is_311=0 if is_311 else 1,
+            has_django=0 if has_django else 1,
+            venv_python=venv_python or "/nonexistent",
+        )
+    )
     path.chmod(0o755)
     return path
 
@@ -53,8 +60,15 @@ def _make_install(project, bin_dir, **variables) -> subprocess.CompletedProcess:
         if not (tools / tool).exists():
             (tools / tool).symlink_to(shutil.which(tool))
     environment = {"PATH": f"{bin_dir}:{tools}", "HOME": str(bin_dir.parent)}
-    command = ["make", "-f", str(ROOT / "Makefile"), "-C", str(project), "install",
-               *(f"{name}={value}" for name, value in variables.items())]
+    command = [
+        "make",
+        "-f",
+        str(ROOT / "Makefile"),
+        "-C",
+        str(project),
+        "install",
+        *(f"{name}={value}" for name, value in variables.items()),
+    ]
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=60)
 
 
@@ -107,8 +121,7 @@ def test_a_venv_of_another_python_is_made_anew_by_itself(scratch):
 def test_an_installed_venv_that_lost_django_is_installed_again(scratch):
     project, bin_dir, log = scratch
     broken = _interpreter(bin_dir.parent / "broken", log, is_311=True, has_django=False)
-    _make_install(project, bin_dir, PYTHON=_interpreter(bin_dir / "python3.11", log, is_311=True,
-                                                         venv_python=broken))
+    _make_install(project, bin_dir, PYTHON=_interpreter(bin_dir / "python3.11", log, is_311=True, venv_python=broken))
     assert list(project.glob(".venv/.installed-*"))
     log.write_text("")
     again = _make_install(project, bin_dir)
@@ -120,8 +133,9 @@ def test_an_installed_venv_that_lost_django_is_installed_again(scratch):
 def test_a_second_install_of_a_sound_venv_does_nothing(scratch):
     project, bin_dir, log = scratch
     venv_python = _interpreter(bin_dir.parent / "venv-python", log, is_311=True, has_django=True)
-    _make_install(project, bin_dir, PYTHON=_interpreter(bin_dir / "python3.11", log, is_311=True,
-                                                          venv_python=venv_python))
+    _make_install(
+        project, bin_dir, PYTHON=_interpreter(bin_dir / "python3.11", log, is_311=True, venv_python=venv_python)
+    )
     log.write_text("")
     again = _make_install(project, bin_dir)
     assert again.returncode == 0, again.stderr

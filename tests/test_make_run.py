@@ -5,6 +5,7 @@ In the refusal tests the database named refuses connections (nothing listens
 on port 9), so even a `make run` that failed to refuse would stop at its
 first migration instead of serving anything.
 """
+
 import os
 import queue
 import re
@@ -25,12 +26,16 @@ def make_run(tmp_path, **variables) -> subprocess.CompletedProcess:
     unset = ("DEBUG", "SECRET_KEY", "BASE_URL", "HOOKS_URL", "MCP_URL")
     keep = {k: v for k, v in os.environ.items() if k not in unset}
     environment = {
-        **keep, "FLOWGATE_VAR_DIR": str(tmp_path), "DATABASE_URL": "postgres://nobody@127.0.0.1:9/none",
-        "REDIS_URL": "redis://127.0.0.1:9/0", **variables,
+        **keep,
+        "FLOWGATE_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": "postgres://nobody@127.0.0.1:9/none",
+        "REDIS_URL": "redis://127.0.0.1:9/0",
+        **variables,
     }
     # -o install: use the environment as it is rather than install into it.
-    return subprocess.run(["make", "-o", "install", "run"], cwd=ROOT, env=environment, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        ["make", "-o", "install", "run"], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.parametrize(("name", "bind"), [("WEB_BIND", "0.0.0.0:8000"), ("HOOKS_BIND", "0.0.0.0:8001")])
@@ -73,18 +78,34 @@ def _lines_until(process: subprocess.Popen, lines: queue.Queue, done, seconds: i
 
 def _everything_started(output: str) -> bool:
     """The worker and beat are up, and the web and hooks processes have booted their two workers each."""
-    return bool(re.search(r"celery@\S+ ready", output)) and "beat: Starting" in output \
-        and output.count("ASGI server listening") == 2 and output.count("Booting worker") == 4
+    return (
+        bool(re.search(r"celery@\S+ ready", output))
+        and "beat: Starting" in output
+        and output.count("ASGI server listening") == 2
+        and output.count("Booting worker") == 4
+    )
 
 
 def test_ctrl_c_stops_make_run_quietly_and_every_process_cleanly(tmp_path):
     web_port, hooks_port = _free_ports(2)
     unset = ("DEBUG", "SECRET_KEY", "BASE_URL", "HOOKS_URL", "MCP_URL", "DATABASE_URL", "REDIS_URL")
-    environment = {**{k: v for k, v in os.environ.items() if k not in unset}, "FLOWGATE_VAR_DIR": str(tmp_path),
-                   "WEB_BIND": f"127.0.0.1:{web_port}", "HOOKS_BIND": f"127.0.0.1:{hooks_port}", "WEB_CONCURRENCY": "2"}
+    environment = {
+        **{k: v for k, v in os.environ.items() if k not in unset},
+        "FLOWGATE_VAR_DIR": str(tmp_path),
+        "WEB_BIND": f"127.0.0.1:{web_port}",
+        "HOOKS_BIND": f"127.0.0.1:{hooks_port}",
+        "WEB_CONCURRENCY": "2",
+    }
     # Its own process group, as a terminal's foreground job: Ctrl-C reaches make and what it runs in that group.
-    process = subprocess.Popen(["make", "-o", "install", "run"], cwd=ROOT, env=environment, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        ["make", "-o", "install", "run"],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put("")], daemon=True).start()
     try:

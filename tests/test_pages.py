@@ -1,4 +1,5 @@
 """Pages of BASE_URL outside the apps: home, the feed's connect_url and root, the docs, admin's View site."""
+
 import json
 import re
 

@@ -1,4 +1,5 @@
 """config.process_cache: named process memories with a size cap and expiry, and one reset for all of them."""
+
 import pytest
 
 from config import process_cache
@@ -123,8 +124,13 @@ def test_one_reset_forgets_the_switch_the_remembered_keys_the_feed_and_the_lease
     key = services.hook_url(make_automation([])).rsplit("automation-", 1)[1]
     assert selectors.automation_id_for_hook_key(key) is not None
     assert client.get("/catalog/v1/apps").status_code == 200
-    memories = [maintenance._switch, selectors._remembered, serving._version, serving._documents,
-                ratelimits._leases._leases]
+    memories = [
+        maintenance._switch,
+        selectors._remembered,
+        serving._version,
+        serving._documents,
+        ratelimits._leases._leases,
+    ]
     assert all(len(memory) for memory in memories)
     process_cache.reset_all()
     assert [len(memory) for memory in memories] == [0] * len(memories)

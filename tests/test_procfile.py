@@ -1,4 +1,5 @@
 """`make run`'s process manager (config/procfile.py), with small stand-in processes instead of the real four."""
+
 import os
 import signal
 import subprocess
@@ -27,8 +28,10 @@ WITH_A_CHILD = textwrap.dedent("""
     while True:
         signal.pause()
 """)
-IGNORES_SIGTERM = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); " \
-                  "[signal.pause() for _ in iter(int, 1)]"
+IGNORES_SIGTERM = (
+    "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
+    "[signal.pause() for _ in iter(int, 1)]"
+)
 WAITS = "import signal; print('ready', flush=True); signal.pause()"
 ENDS = "print('ready', flush=True)"
 
@@ -40,9 +43,15 @@ def _start(tmp_path, stop_seconds: int = 30, **scripts: str) -> subprocess.Popen
         lines.append(f"{name}: {sys.executable} {tmp_path / name}.py")
     (tmp_path / "Procfile").write_text("\n".join(lines) + "\n")
     environment = {**os.environ, "PROCFILE_STOP_SECONDS": str(stop_seconds)}
-    return subprocess.Popen([sys.executable, "-m", "config.procfile", str(tmp_path / "Procfile")], cwd=ROOT,
-                            env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "config.procfile", str(tmp_path / "Procfile")],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _read_until(runner: subprocess.Popen, count: int, marker: str = "| ready") -> str:
@@ -109,7 +118,12 @@ def test_when_one_process_ends_the_others_are_stopped_and_the_status_is_1(tmp_pa
 @pytest.mark.parametrize("line", ["no separator here", "two words: echo", "name:   "])
 def test_a_malformed_procfile_line_is_refused_with_its_number(tmp_path, line):
     (tmp_path / "Procfile").write_text(f"# comment\n\nweb: echo\n{line}\n")
-    result = subprocess.run([sys.executable, "-m", "config.procfile", str(tmp_path / "Procfile")], cwd=ROOT,
-                            capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [sys.executable, "-m", "config.procfile", str(tmp_path / "Procfile")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 1
     assert f"Procfile:4: expected `name: command`, found {line.strip()!r}" in result.stderr

@@ -1,4 +1,5 @@
 """Requests whose Content-Type names a charset Django cannot decode with are read as UTF-8, not answered 500."""
+
 import io
 
 import pytest
@@ -7,15 +8,25 @@ from config.handler import Request
 
 
 def request_with(content_type: str) -> Request:
-    return Request({
-        "REQUEST_METHOD": "POST", "PATH_INFO": "/anything", "QUERY_STRING": "a=%C3%A9&b=2", "SERVER_NAME": "testserver",
-        "SERVER_PORT": "80", "wsgi.url_scheme": "http", "CONTENT_TYPE": content_type, "CONTENT_LENGTH": "3",
-        "wsgi.input": io.BytesIO(b"c=3"),
-    })
+    return Request(
+        {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": "/anything",
+            "QUERY_STRING": "a=%C3%A9&b=2",
+            "SERVER_NAME": "testserver",
+            "SERVER_PORT": "80",
+            "wsgi.url_scheme": "http",
+            "CONTENT_TYPE": content_type,
+            "CONTENT_LENGTH": "3",
+            "wsgi.input": io.BytesIO(b"c=3"),
+        }
+    )
 
 
-@pytest.mark.parametrize("charset", ["hex", "base64", "rot13", "zlib", "bz2", "idna", "punycode", "utf-16", "utf-32",
-                                     "undefined", "no-such-charset"])
+@pytest.mark.parametrize(
+    "charset",
+    ["hex", "base64", "rot13", "zlib", "bz2", "idna", "punycode", "utf-16", "utf-32", "undefined", "no-such-charset"],
+)
 def test_a_charset_django_cannot_decode_with_is_ignored(charset):
     request = request_with(f"application/x-www-form-urlencoded; charset={charset}")
     assert request.encoding is None

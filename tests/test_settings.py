@@ -1,4 +1,5 @@
 """Settings come from the environment, fail loudly, and fall back to the embedded default."""
+
 import json
 import os
 import secrets
@@ -126,9 +127,15 @@ def test_debug_without_a_secret_key_makes_one_secret_per_install_readable_by_its
 def test_processes_starting_together_share_one_development_secret(tmp_path):
     starts = [
         subprocess.Popen(
-            [sys.executable, "-c", "from config.devsecret import development_secret; from pathlib import Path; "
-             f"print(development_secret(Path({str(tmp_path / 'var')!r})))"],
-            cwd=ROOT, stdout=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-c",
+                "from config.devsecret import development_secret; from pathlib import Path; "
+                f"print(development_secret(Path({str(tmp_path / 'var')!r})))",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for _ in range(6)
     ]
@@ -138,8 +145,14 @@ def test_processes_starting_together_share_one_development_secret(tmp_path):
 
 @pytest.mark.parametrize(
     ("name", "bind"),
-    [("WEB_BIND", "0.0.0.0:8000"), ("WEB_BIND", ":8000"), ("WEB_BIND", "192.0.2.7:8000"),
-     ("WEB_BIND", "example.com:80"), ("HOOKS_BIND", "[::]:8001"), ("HOOKS_BIND", "0.0.0.0")],
+    [
+        ("WEB_BIND", "0.0.0.0:8000"),
+        ("WEB_BIND", ":8000"),
+        ("WEB_BIND", "192.0.2.7:8000"),
+        ("WEB_BIND", "example.com:80"),
+        ("HOOKS_BIND", "[::]:8001"),
+        ("HOOKS_BIND", "0.0.0.0"),
+    ],
 )
 def test_debug_refuses_a_bind_beyond_loopback(tmp_path, name, bind):
     result = setting("s.DEBUG", {"DEBUG": "1", name: bind}, tmp_path)
@@ -185,16 +198,18 @@ def test_a_proxy_that_redirects_and_sends_hsts_itself_turns_them_off(tmp_path):
 def test_http_urls_are_neither_redirected_nor_pinned(tmp_path):
     result = setting("s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS", {"SECRET_KEY": "x" * 50}, tmp_path)
     assert json.loads(result.stdout) == [False, 0]
-    mixed = setting("s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS",
-                    {**HTTPS, "HOOKS_URL": "http://hooks.example.com"}, tmp_path)
+    mixed = setting(
+        "s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS", {**HTTPS, "HOOKS_URL": "http://hooks.example.com"}, tmp_path
+    )
     assert json.loads(mixed.stdout) == [False, 31536000]  # redirecting would send the http hooks host to https
 
 
 def deploy_check(extra: dict, tmp_path) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in SET_BY_EACH_TEST}
     environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path), **extra}
-    return subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT, env=environment,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT, env=environment, capture_output=True, text=True
+    )
 
 
 def test_check_deploy_with_https_urls_finds_hsts_and_the_ssl_redirect(tmp_path):

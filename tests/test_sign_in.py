@@ -1,4 +1,5 @@
 """Admin's sign-in is throttled per client IP and per user name; a correct sign-in within the limits works."""
+
 import pytest
 
 pytestmark = pytest.mark.django_db

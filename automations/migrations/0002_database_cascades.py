@@ -11,6 +11,7 @@ a large table is read. Django recreates a constraint without its action when
 a migration alters that field: automations/tests/test_delete_race.py checks
 that every foreign key to these tables has one.
 """
+
 from django.db import migrations
 
 # (table, column, referenced table, action)

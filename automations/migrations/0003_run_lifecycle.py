@@ -11,54 +11,66 @@ def copy_definitions(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('automations', '0002_database_cascades'),
+        ("automations", "0002_database_cascades"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='claim',
+            model_name="run",
+            name="claim",
             field=models.UUIDField(blank=True, editable=False, null=True),
         ),
         migrations.AddField(
-            model_name='run',
-            name='definition',
+            model_name="run",
+            name="definition",
             field=models.JSONField(default=dict, editable=False),
         ),
         migrations.AddField(
-            model_name='run',
-            name='lease_until',
+            model_name="run",
+            name="lease_until",
             field=models.DateTimeField(blank=True, editable=False, null=True),
         ),
         migrations.AddField(
-            model_name='run',
-            name='lost_workers',
+            model_name="run",
+            name="lost_workers",
             field=models.PositiveSmallIntegerField(default=0, editable=False),
         ),
         migrations.AddField(
-            model_name='run',
-            name='resume_at',
+            model_name="run",
+            name="resume_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='run',
-            name='waiting_for',
+            model_name="run",
+            name="waiting_for",
             field=models.JSONField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name='run',
-            name='status',
-            field=models.CharField(choices=[('running', 'Running'), ('waiting', 'waiting (for a time or a person)'), ('succeeded', 'Succeeded'), ('stopped', 'stopped by a condition'), ('failed', 'Failed'), ('abandoned', 'abandoned (its worker was lost)')], default='running', max_length=20),
+            model_name="run",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("running", "Running"),
+                    ("waiting", "waiting (for a time or a person)"),
+                    ("succeeded", "Succeeded"),
+                    ("stopped", "stopped by a condition"),
+                    ("failed", "Failed"),
+                    ("abandoned", "abandoned (its worker was lost)"),
+                ],
+                default="running",
+                max_length=20,
+            ),
         ),
         migrations.AddIndex(
-            model_name='run',
-            index=models.Index(condition=models.Q(('status', 'waiting')), fields=['resume_at'], name='run_waiting_due'),
+            model_name="run",
+            index=models.Index(condition=models.Q(("status", "waiting")), fields=["resume_at"], name="run_waiting_due"),
         ),
         migrations.AddIndex(
-            model_name='run',
-            index=models.Index(condition=models.Q(('lease_until__isnull', False)), fields=['lease_until'], name='run_lease'),
+            model_name="run",
+            index=models.Index(
+                condition=models.Q(("lease_until__isnull", False)), fields=["lease_until"], name="run_lease"
+            ),
         ),
         migrations.RunPython(copy_definitions, migrations.RunPython.noop, elidable=True),
     ]

@@ -6,6 +6,7 @@ answering. The columns first lose their unique and not-null constraints, so
 that migrating back can add them again empty and fill them from the
 PublicKey rows (which it then deletes) before the constraints return.
 """
+
 from django.db import migrations, models
 
 # PublicKey purpose: (digest column, sealed column)
@@ -29,10 +30,15 @@ def copy_to_public_keys(apps, schema_editor):
     rows = []
     for automation in Automation.objects.only("pk", *columns).iterator(chunk_size=BATCH):
         for purpose, (digest, sealed) in COLUMNS.items():
-            rows.append(PublicKey(
-                purpose=purpose, digest=getattr(automation, digest), sealed=getattr(automation, sealed),
-                target_type=target_type, target_id=automation.pk,
-            ))
+            rows.append(
+                PublicKey(
+                    purpose=purpose,
+                    digest=getattr(automation, digest),
+                    sealed=getattr(automation, sealed),
+                    target_type=target_type,
+                    target_id=automation.pk,
+                )
+            )
         if len(rows) >= BATCH:
             PublicKey.objects.bulk_create(rows)
             rows.clear()
@@ -43,9 +49,11 @@ def copy_back_to_columns(apps, schema_editor):
     Automation = apps.get_model("automations", "Automation")
     PublicKey = apps.get_model("publickeys", "PublicKey")
     keys = PublicKey.objects.filter(target_type=_automation_type(apps), purpose__in=COLUMNS)
-    for target_id, purpose, digest, sealed in keys.filter(retired_at__isnull=True).values_list(
-        "target_id", "purpose", "digest", "sealed"
-    ).iterator(chunk_size=BATCH):
+    for target_id, purpose, digest, sealed in (
+        keys.filter(retired_at__isnull=True)
+        .values_list("target_id", "purpose", "digest", "sealed")
+        .iterator(chunk_size=BATCH)
+    ):
         digest_column, sealed_column = COLUMNS[purpose]
         Automation.objects.filter(pk=target_id).update(**{digest_column: digest, sealed_column: sealed})
     keys.delete()
@@ -56,7 +64,6 @@ def copy_back_to_columns(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("automations", "0003_run_lifecycle"),
         ("publickeys", "0001_initial"),

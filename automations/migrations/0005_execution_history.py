@@ -4,14 +4,17 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('automations', '0004_keys_to_public_keys'),
+        ("automations", "0004_keys_to_public_keys"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='run',
-            options={'ordering': ['-started_at', '-pk'], 'verbose_name': 'run', 'verbose_name_plural': 'Execution History'},
+            name="run",
+            options={
+                "ordering": ["-started_at", "-pk"],
+                "verbose_name": "run",
+                "verbose_name_plural": "Execution History",
+            },
         ),
     ]

@@ -12,6 +12,7 @@ then `waiting` and holds nothing. When it is resumed, the engine calls the
 module's resume(waiting_for, answer) instead of run(), and its return value
 is the step's output.
 """
+
 import importlib
 import pkgutil
 import time

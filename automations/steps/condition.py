@@ -1,4 +1,5 @@
 """Condition: the run goes on only when every test in `all` (and one in `any`, if given) holds."""
+
 from automations.steps import StopRun
 
 KIND = "condition"

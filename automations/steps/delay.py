@@ -3,6 +3,7 @@
 Like n8n's Wait node and Zapier's Delay: a time already past does not wait.
 A time without a zone is UTC. The longest wait is MAX_DAYS.
 """
+
 from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone

@@ -10,6 +10,7 @@ whole request, body included, ends by one deadline, and the body is read
 no further than MAX_RESPONSE_BYTES: a run must not outlast its lease nor
 fill a worker's memory.
 """
+
 import time
 from urllib.parse import urlsplit
 
@@ -42,7 +43,7 @@ SCHEMA = {
 def _check_url(url: str) -> None:
     try:
         parts = urlsplit(url)
-        parts.port  # raises ValueError when out of range
+        _ = parts.port  # raises ValueError when out of range
     except ValueError as error:
         raise StepFailed(f"not a valid URL: {url[:200]!r} ({error})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -81,12 +82,17 @@ def _body(response: httpx.Response, content: bytes):
 def run(settings_: dict, context) -> dict:
     url = settings_["url"]
     _check_url(url)
-    wanted = min(float(settings_.get("timeout_seconds", settings.HTTP_STEP_TIMEOUT_SECONDS)),
-                 settings.HTTP_STEP_TIMEOUT_SECONDS)
+    wanted = min(
+        float(settings_.get("timeout_seconds", settings.HTTP_STEP_TIMEOUT_SECONDS)), settings.HTTP_STEP_TIMEOUT_SECONDS
+    )
     limit = context.seconds_left(wanted)
     deadline = time.monotonic() + limit  # taken after seconds_left: never before the run's deadline when that binds
-    request = {"method": settings_.get("method", "GET"), "url": url, "headers": settings_.get("headers", {}),
-               "params": {key: str(value) for key, value in settings_.get("query", {}).items()}}
+    request = {
+        "method": settings_.get("method", "GET"),
+        "url": url,
+        "headers": settings_.get("headers", {}),
+        "params": {key: str(value) for key, value in settings_.get("query", {}).items()},
+    }
     if "json" in settings_:
         request["json"] = settings_["json"]
     elif "body" in settings_:
@@ -94,9 +100,11 @@ def run(settings_: dict, context) -> dict:
     failed = f"{request['method']} {url[:200]} failed"
     try:
         allow_private = settings.HTTP_STEP_ALLOW_PRIVATE
-        with outbound.client(deadline=deadline, allow_private=allow_private, timeout=limit) as client:
-            with client.stream(**request) as response:
-                content = _read(response)
+        with (
+            outbound.client(deadline=deadline, allow_private=allow_private, timeout=limit) as client,
+            client.stream(**request) as response,
+        ):
+            content = _read(response)
     except outbound.AddressRefused as refused:
         raise StepFailed(str(refused)) from None
     except httpx.TimeoutException as error:

@@ -5,6 +5,7 @@ automation`, cleared by Processing > Reset) or shared by every automation of
 the owner's account (`scope: account`). Rows are JSON objects; `match` picks
 rows whose fields equal the given values.
 """
+
 from django.db import transaction
 
 from automations.models import LookupRow
@@ -60,7 +61,10 @@ def run(settings: dict, context) -> dict:
             return {"updated": len(matched), "rows": [row.data for row in matched]}
         values = {**settings["match"], **values}
     automation = context.automation
-    if LookupRow.objects.filter(owner_id=automation.owner_id, table=settings["table"], automation=scope).count() >= 100_000:
+    if (
+        LookupRow.objects.filter(owner_id=automation.owner_id, table=settings["table"], automation=scope).count()
+        >= 100_000
+    ):
         raise StepFailed(f"table {settings['table']!r} is full (100,000 rows)")
     row = LookupRow.objects.create(owner_id=automation.owner_id, automation=scope, table=settings["table"], data=values)
     return {"added": 1, "row": row.data}

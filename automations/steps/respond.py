@@ -1,4 +1,5 @@
 """Web service response: the status, headers and body a web service caller gets back."""
+
 import re
 
 from automations.steps import StepFailed

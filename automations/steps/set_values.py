@@ -1,4 +1,5 @@
 """Set values: name values built from trigger data and earlier steps, for later steps to use."""
+
 KIND = "set_values"
 
 SCHEMA = {

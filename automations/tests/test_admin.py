@@ -1,4 +1,5 @@
 """Django admin for automations: create and edit with a validated definition, on and off, reset, Execution History."""
+
 import json
 from urllib.parse import urlsplit
 
@@ -14,7 +15,11 @@ pytestmark = pytest.mark.django_db
 
 
 def form(owner, **changes):
-    data = {"owner": owner.pk, "name": "From admin", "definition": json.dumps({"trigger": {"type": "webhook"}, "steps": RECORD})}
+    data = {
+        "owner": owner.pk,
+        "name": "From admin",
+        "definition": json.dumps({"trigger": {"type": "webhook"}, "steps": RECORD}),
+    }
     data.update(changes)
     return data
 
@@ -37,7 +42,9 @@ def test_a_bad_definition_is_refused_with_the_path_of_each_error(staff_client, o
     assert not Automation.objects.exists()
 
 
-def test_turning_on_in_the_form_replays_kept_deliveries(staff_client, make_automation, eager_tasks, django_capture_on_commit_callbacks):
+def test_turning_on_in_the_form_replays_kept_deliveries(
+    staff_client, make_automation, eager_tasks, django_capture_on_commit_callbacks
+):
     automation = make_automation(RECORD, enabled=False)
     deliver(automation)
     with django_capture_on_commit_callbacks(execute=True):
@@ -56,7 +63,8 @@ def test_the_reset_action_needs_the_automation_off(staff_client, make_automation
     LookupRow.objects.create(owner=off.owner, automation=off, table="t", data={})
     with django_capture_on_commit_callbacks(execute=True):  # hooks discards the deliveries once reset commits
         response = staff_client.post(
-            "/admin/automations/automation/", {"action": "reset_processing", "_selected_action": [on.pk, off.pk]},
+            "/admin/automations/automation/",
+            {"action": "reset_processing", "_selected_action": [on.pk, off.pk]},
             follow=True,
         )
     assert "turn the automation off before resetting it" in response.content.decode()
@@ -68,7 +76,9 @@ def test_execution_history_shows_runs_with_trigger_steps_errors_and_suppressed(s
     automation = make_automation(RECORD)
     first = process(deliver(automation))
     process(deliver(automation))
-    response = staff_client.get("/admin/automations/run/", {"automation__id__exact": automation.pk, "suppressed": "yes"})
+    response = staff_client.get(
+        "/admin/automations/run/", {"automation__id__exact": automation.pk, "suppressed": "yes"}
+    )
     assert response.status_code == 200
     page = staff_client.get(f"/admin/automations/run/{first.run.pk}/change/").content.decode()
     assert "a@example.com" in page and "lookup_rows" in page
@@ -95,8 +105,9 @@ def test_issuing_new_urls_retires_the_old_ones(staff_client, make_automation, cl
     automation = make_automation(RECORD)
     old_hook, old_service = services.hook_url(automation), services.web_service_url(automation)
     assert client.post(urlsplit(old_hook).path, data=b"{}", content_type="application/json").status_code == 200
-    response = staff_client.post("/admin/automations/automation/", {"action": "issue_new_urls", "_selected_action": [automation.pk]},
-                                 follow=True)
+    response = staff_client.post(
+        "/admin/automations/automation/", {"action": "issue_new_urls", "_selected_action": [automation.pk]}, follow=True
+    )
     assert "have new URLs" in response.content.decode()
     automation.refresh_from_db()
     new_hook, new_service = services.hook_url(automation), services.web_service_url(automation)

@@ -1,4 +1,5 @@
 """import_automation and export_automation: the same document in and out."""
+
 import io
 import json
 
@@ -11,7 +12,12 @@ from hooks.tests.test_processing import RECORD
 
 pytestmark = pytest.mark.django_db
 
-DOCUMENT = {"name": "Record signups", "trigger": {"type": "webhook"}, "steps": RECORD, "settings": {"suppress_duplicates": False}}
+DOCUMENT = {
+    "name": "Record signups",
+    "trigger": {"type": "webhook"},
+    "steps": RECORD,
+    "settings": {"suppress_duplicates": False},
+}
 
 
 def run(*args):

@@ -1,4 +1,5 @@
 """The definition document: one schema, every error with its path."""
+
 import pytest
 
 from automations.definition import InvalidDefinition, errors, validate
@@ -10,11 +11,28 @@ def doc(*steps, **extra):
 
 def test_a_valid_document_passes_unchanged():
     document = doc(
-        {"id": "only_paid", "kind": "condition", "all": [{"left": "{{trigger.body.status}}", "op": "equals", "right": "paid"}]},
+        {
+            "id": "only_paid",
+            "kind": "condition",
+            "all": [{"left": "{{trigger.body.status}}", "op": "equals", "right": "paid"}],
+        },
         {"id": "who", "kind": "set_values", "values": {"email": "{{trigger.body.customer.email}}"}},
-        {"id": "call", "kind": "http_request", "method": "POST", "url": "https://api.example/x", "json": {"e": "{{steps.who.email}}"}},
-        {"id": "row", "kind": "lookup_rows", "table": "customers", "scope": "account", "action": "upsert",
-         "match": {"email": "{{steps.who.email}}"}, "values": {"seen": True}},
+        {
+            "id": "call",
+            "kind": "http_request",
+            "method": "POST",
+            "url": "https://api.example/x",
+            "json": {"e": "{{steps.who.email}}"},
+        },
+        {
+            "id": "row",
+            "kind": "lookup_rows",
+            "table": "customers",
+            "scope": "account",
+            "action": "upsert",
+            "match": {"email": "{{steps.who.email}}"},
+            "values": {"seen": True},
+        },
         {"id": "answer", "kind": "respond", "status": 200, "body": {"ok": True}},
         settings={"suppress_duplicates": False, "retries": {"max_attempts": 5, "backoff_seconds": 10}},
     )
@@ -30,15 +48,34 @@ def test_a_valid_document_passes_unchanged():
         (doc({"id": "Bad Id", "kind": "respond"}), "$.steps[0].id: 'Bad Id' does not match"),
         (doc({"id": "a", "kind": "http_request"}), "$.steps[0]: 'url' is a required property"),
         (doc({"id": "a", "kind": "respond", "status": 99}), "$.steps[0].status: 99 is less than the minimum of 200"),
-        (doc({"id": "a", "kind": "respond", "colour": "red"}), "$.steps[0]: Additional properties are not allowed ('colour' was unexpected)"),
-        (doc({"id": "a", "kind": "respond"}, {"id": "a", "kind": "respond"}), "$.steps[1].id: 'a' is the id of an earlier step"),
-        (doc({"id": "a", "kind": "respond", "body": "{{steps.later.x}}"}, {"id": "later", "kind": "respond"}),
-         "$.steps[0]: {{steps.later.x}} refers to no earlier step"),
-        (doc({"id": "a", "kind": "respond", "body": "{{secrets.token}}"}), "$.steps[0]: {{secrets.token}} must start with trigger. or steps."),
-        (doc({"id": "l", "kind": "lookup_rows", "table": "t", "action": "upsert", "values": {"a": 1}}),
-         "$.steps[0]: 'match' is a required property"),
-        (doc(settings={"retries": {"max_attempts": 0}}), "$.settings.retries.max_attempts: 0 is less than the minimum of 1"),
-        (doc({"id": "c", "kind": "condition", "all": [{"left": 1, "op": "resembles"}]}), "$.steps[0].all[0].op: 'resembles' is not one of"),
+        (
+            doc({"id": "a", "kind": "respond", "colour": "red"}),
+            "$.steps[0]: Additional properties are not allowed ('colour' was unexpected)",
+        ),
+        (
+            doc({"id": "a", "kind": "respond"}, {"id": "a", "kind": "respond"}),
+            "$.steps[1].id: 'a' is the id of an earlier step",
+        ),
+        (
+            doc({"id": "a", "kind": "respond", "body": "{{steps.later.x}}"}, {"id": "later", "kind": "respond"}),
+            "$.steps[0]: {{steps.later.x}} refers to no earlier step",
+        ),
+        (
+            doc({"id": "a", "kind": "respond", "body": "{{secrets.token}}"}),
+            "$.steps[0]: {{secrets.token}} must start with trigger. or steps.",
+        ),
+        (
+            doc({"id": "l", "kind": "lookup_rows", "table": "t", "action": "upsert", "values": {"a": 1}}),
+            "$.steps[0]: 'match' is a required property",
+        ),
+        (
+            doc(settings={"retries": {"max_attempts": 0}}),
+            "$.settings.retries.max_attempts: 0 is less than the minimum of 1",
+        ),
+        (
+            doc({"id": "c", "kind": "condition", "all": [{"left": 1, "op": "resembles"}]}),
+            "$.steps[0].all[0].op: 'resembles' is not one of",
+        ),
     ],
 )
 def test_it_rejects_bad_documents_with_the_path_of_each_error(document, expected):

@@ -2,6 +2,7 @@
 
 The races with the intake and the workers are in test_delete_race.py (PostgreSQL).
 """
+
 from urllib.parse import urlsplit
 
 import pytest
@@ -74,8 +75,9 @@ def through_the_service(monkeypatch):
     return called
 
 
-def test_admins_delete_goes_through_the_service(staff_client, make_automation, through_the_service,
-                                                django_capture_on_commit_callbacks):
+def test_admins_delete_goes_through_the_service(
+    staff_client, make_automation, through_the_service, django_capture_on_commit_callbacks
+):
     automation = make_automation(RECORD)
     process(deliver(automation))
     with django_capture_on_commit_callbacks(execute=True):
@@ -85,8 +87,9 @@ def test_admins_delete_goes_through_the_service(staff_client, make_automation, t
     assert not Automation.objects.exists() and not Run.objects.exists() and not Delivery.objects.exists()
 
 
-def test_admins_delete_selected_action_goes_through_the_service(staff_client, make_automation, through_the_service,
-                                                                django_capture_on_commit_callbacks):
+def test_admins_delete_selected_action_goes_through_the_service(
+    staff_client, make_automation, through_the_service, django_capture_on_commit_callbacks
+):
     first, second, spared = (make_automation(RECORD, name=name) for name in ("first", "second", "spared"))
     for automation in (first, second, spared):
         process(deliver(automation))

@@ -5,6 +5,7 @@ thread behind the test client), the worker's functions, and the delete. Where
 an order matters, a thread is held at a point until pg_stat_activity shows
 the other one waiting for its lock; nothing waits for a time to pass.
 """
+
 import functools
 import threading
 from urllib.parse import urlsplit
@@ -16,7 +17,7 @@ from django.test import Client
 
 from automations import runs
 from automations import services as automation_services
-from automations.models import Automation, LookupRow, Run
+from automations.models import Automation, Run
 from hooks import intake
 from hooks import services as hook_services
 from hooks.incoming import Incoming
@@ -324,13 +325,14 @@ def test_deleting_at_once_after_webhooks_wins_every_round(make_automation):
         delivery = committed_delivery(automation)
         start = threading.Barrier(4)
 
-        def together(function, **kwargs):
+        def together(function, barrier=start, **kwargs):
             def call():
-                start.wait(HELD)
+                barrier.wait(HELD)
                 return function(**kwargs)
+
             return Side(call)
 
-        def insert_like_the_worker():
+        def insert_like_the_worker(automation=automation):
             with transaction.atomic():
                 accepted = hook_services.accept_delivery(
                     automation_id=automation.pk, incoming=Incoming("POST", "/automation-k", "", "text/plain", b"2")

@@ -5,6 +5,7 @@ answers made-up names, and no other name) and the public network (a fence
 refuses, before it leaves the machine, any connection to an address other
 than loopback). Every byte stays on this machine.
 """
+
 import datetime
 import gzip
 import ipaddress
@@ -20,8 +21,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from automations import runs
-from automations import engine, services
+from automations import engine, runs
 from automations.models import Run
 from automations.steps import WAIT_TIMED_OUT, StepContext, StepFailed, http_request
 
@@ -95,8 +95,18 @@ def serve():
 def answer(body: bytes = b"hello", content_type: str = "text/plain", extra: bytes = b""):
     def handle(connection, server):
         server.read_request(connection)
-        server.send(connection, b"HTTP/1.1 200 OK\r\nContent-Type: " + content_type.encode() + b"\r\nContent-Length: "
-                    + str(len(body)).encode() + b"\r\nConnection: close\r\n" + extra + b"\r\n" + body)
+        server.send(
+            connection,
+            b"HTTP/1.1 200 OK\r\nContent-Type: "
+            + content_type.encode()
+            + b"\r\nContent-Length: "
+            + str(len(body)).encode()
+            + b"\r\nConnection: close\r\n"
+            + extra
+            + b"\r\n"
+            + body,
+        )
+
     return handle
 
 
@@ -121,9 +131,12 @@ def dns(monkeypatch):
         asked.append(host)
         found = answers[host][(asked.count(host) - 1) % len(answers[host])]
         found = found() if callable(found) else found
-        return [(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port, 0, 0)) if ":" in address
-                else (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port))
-                for address in ([found] if isinstance(found, str) else found)]
+        return [
+            (socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port, 0, 0))
+            if ":" in address
+            else (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port))
+            for address in ([found] if isinstance(found, str) else found)
+        ]
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     return answers, asked
@@ -204,16 +217,20 @@ def test_it_calls_private_addresses_when_allowed(serve, dns, settings):
 
 def certificates(tmp_path, name: str) -> dict:
     """A certificate authority and a server certificate for name, signed by it."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
 
     def issue(subject, key, issuer, issuer_key, *, ca: bool):
         day = datetime.timedelta(days=1)
-        builder = (x509.CertificateBuilder()
-                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
-                   .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
-                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
-                   .not_valid_before(now - day).not_valid_after(now + day)
-                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - day)
+            .not_valid_after(now + day)
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
         if not ca:
             builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(subject)]), critical=False)
         return builder.sign(issuer_key, hashes.SHA256())
@@ -224,8 +241,11 @@ def certificates(tmp_path, name: str) -> dict:
     files = {"ca": tmp_path / "ca.pem", "cert": tmp_path / "server.pem", "key": tmp_path / "server.key"}
     files["ca"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     files["cert"].write_bytes(server.public_bytes(serialization.Encoding.PEM))
-    files["key"].write_bytes(server_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                      serialization.NoEncryption()))
+    files["key"].write_bytes(
+        server_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     return files
 
 
@@ -275,6 +295,7 @@ def test_it_ignores_proxies_and_certificate_authorities_named_in_the_environment
 
 def endless(declared: bool):
     """A body of 32 MB, chunked or with its length declared; the server stops sending when the step hangs up."""
+
     def handle(connection, server):
         server.read_request(connection)
         connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 32768)
@@ -285,6 +306,7 @@ def endless(declared: bool):
             server.send(connection, piece if declared else b"4000\r\n" + piece + b"\r\n")
         if not declared:
             server.send(connection, b"0\r\n\r\n")
+
     return handle
 
 
@@ -310,16 +332,18 @@ def test_it_decodes_a_compressed_response_before_the_cap_and_the_json_parse(serv
 
 def trickle(where: str):
     """Answers one byte every 0.2 s, in the headers or in a body of 50 bytes; counts the bytes it trickled."""
+
     def handle(connection, server):
         server.read_request(connection)
         length = b"50" if where == "body" else b"0"
         head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + length + b"\r\n\r\n"
         if where == "body":
             server.send(connection, head)
-        for byte in (head if where == "headers" else b"x" * 50):
+        for byte in head if where == "headers" else b"x" * 50:
             server.send(connection, bytes([byte]))
             server.trickled += 1
             time.sleep(0.2)
+
     return handle
 
 
@@ -358,8 +382,14 @@ def test_it_ends_a_slowly_read_request_body_at_its_time_limit(serve, settings):
             time.sleep(0.05)
 
     app = serve(slow_reader)
-    error = failure({"url": f"http://127.0.0.1:{app.port}/", "method": "POST", "body": "x" * (16 * 1024 * 1024),
-                     "timeout_seconds": 1})
+    error = failure(
+        {
+            "url": f"http://127.0.0.1:{app.port}/",
+            "method": "POST",
+            "body": "x" * (16 * 1024 * 1024),
+            "timeout_seconds": 1,
+        }
+    )
     read_by_then = len(app.received)
     assert "WriteTimeout: no complete response within 1 s" in error
     assert read_by_then < 8 * 1024 * 1024
@@ -390,14 +420,18 @@ def test_it_keeps_json_nested_too_deep_to_parse_as_text(serve, settings):
     assert call({"url": f"http://127.0.0.1:{app.port}/"})["body"] == deep.decode()
 
 
-@pytest.mark.parametrize(("settings_", "expected"), [
-    ({"url": "http://[zz]/"}, "not a valid URL"),
-    ({"url": "http://127.0.0.1:99999/"}, "not a valid URL"),
-    ({"url": "http://exa\x00mple.test/"}, "failed: InvalidURL"),
-    ({"url": "http://xn--zz/"}, "failed: IDNAError"),
-    ({"url": "http://127.0.0.1:9/", "headers": {"X-Name": "Jos\u00e9"}}, "failed: UnicodeEncodeError"),
-    ({"url": "http://127.0.0.1:9/", "method": "POST", "json": {"n": float("nan")}}, "failed: ValueError"),
-], ids=["bad-ipv6", "bad-port", "nul", "bad-idna", "non-ascii-header", "nan-json"])
+@pytest.mark.parametrize(
+    ("settings_", "expected"),
+    [
+        ({"url": "http://[zz]/"}, "not a valid URL"),
+        ({"url": "http://127.0.0.1:99999/"}, "not a valid URL"),
+        ({"url": "http://exa\x00mple.test/"}, "failed: InvalidURL"),
+        ({"url": "http://xn--zz/"}, "failed: IDNAError"),
+        ({"url": "http://127.0.0.1:9/", "headers": {"X-Name": "Jos\u00e9"}}, "failed: UnicodeEncodeError"),
+        ({"url": "http://127.0.0.1:9/", "method": "POST", "json": {"n": float("nan")}}, "failed: ValueError"),
+    ],
+    ids=["bad-ipv6", "bad-port", "nul", "bad-idna", "non-ascii-header", "nan-json"],
+)
 def test_a_request_that_cannot_be_sent_fails_the_step_not_the_worker(settings_, expected, fence, settings):
     settings.HTTP_STEP_ALLOW_PRIVATE = True
     assert expected in failure(settings_)
@@ -413,8 +447,11 @@ def test_a_header_that_would_inject_another_is_refused_before_a_byte_is_sent(ser
     assert app.received == bytearray()
 
 
-@pytest.mark.parametrize("answer", [b"[" * 201 + b"]" * 201, b'{"a": NaN}', b"[1e999]", b'"\xff"'],
-                         ids=["nested 201 deep", "NaN", "1e999", "not UTF-8"])
+@pytest.mark.parametrize(
+    "answer",
+    [b"[" * 201 + b"]" * 201, b'{"a": NaN}', b"[1e999]", b'"\xff"'],
+    ids=["nested 201 deep", "NaN", "1e999", "not UTF-8"],
+)
 def test_a_json_answer_the_run_could_not_store_is_kept_as_text(answer):
     import httpx
 

@@ -1,4 +1,5 @@
 """Migration 0004: webhook and web service keys move to PublicKey rows, and every URL issued before still answers."""
+
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -32,9 +33,13 @@ def issue_the_old_way(apps, name: str):
     owner, _ = apps.get_model("auth", "User").objects.get_or_create(username="owner-before")
     hook, service = crypto.new_key(), crypto.new_key()
     automation = apps.get_model("automations", "Automation").objects.create(
-        owner=owner, name=name, definition={"trigger": {"type": "webhook"}, "steps": [], "settings": {}},
-        hook_key_digest=crypto.digest(hook), hook_key_sealed=crypto.seal(hook),
-        webservice_key_digest=crypto.digest(service), webservice_key_sealed=crypto.seal(service),
+        owner=owner,
+        name=name,
+        definition={"trigger": {"type": "webhook"}, "steps": [], "settings": {}},
+        hook_key_digest=crypto.digest(hook),
+        hook_key_sealed=crypto.seal(hook),
+        webservice_key_digest=crypto.digest(service),
+        webservice_key_sealed=crypto.seal(service),
     )
     return automation.pk, hook, service
 

@@ -1,4 +1,5 @@
 """An automation's webhook and web service URLs: PublicKey rows (publickeys/), issued on create, reissued on demand."""
+
 import pytest
 from django.db import connection
 
@@ -20,7 +21,9 @@ def service_key_of(url):
 def test_a_new_automation_has_a_webhook_and_a_web_service_key(make_automation):
     automation = make_automation([])
     assert sorted(PublicKey.objects.filter(target_id=automation.pk).values_list("purpose", flat=True)) == [
-        "web_service", "webhook"]
+        "web_service",
+        "webhook",
+    ]
     assert hook_selectors.automation_id_for_hook_key(key_of(services.hook_url(automation))) == automation.pk
     assert selectors.automation_for_web_service_key(service_key_of(services.web_service_url(automation))) == automation
 

@@ -1,4 +1,5 @@
 """The path syntax: reading trigger data and earlier output into step settings."""
+
 from automations.paths import references, render, resolve
 
 CONTEXT = {
@@ -14,7 +15,12 @@ def test_resolve_follows_names_and_list_indexes():
 
 
 def test_a_path_that_leads_nowhere_is_missing_not_an_error():
-    for path in ("trigger.body.nope", "trigger.body.customer.email.more", "steps.lookup.rows.5.plan", "trigger.body.n.x"):
+    for path in (
+        "trigger.body.nope",
+        "trigger.body.customer.email.more",
+        "steps.lookup.rows.5.plan",
+        "trigger.body.n.x",
+    ):
         assert resolve(path, CONTEXT) is None
 
 
@@ -28,4 +34,7 @@ def test_a_whole_template_keeps_the_type_and_text_templates_interpolate():
 
 
 def test_references_lists_every_path_in_nested_settings():
-    assert references({"a": ["{{trigger.body.x}}", {"b": "x {{ steps.s.y }}"}], "c": 1}) == {"trigger.body.x", "steps.s.y"}
+    assert references({"a": ["{{trigger.body.x}}", {"b": "x {{ steps.s.y }}"}], "c": 1}) == {
+        "trigger.body.x",
+        "steps.s.y",
+    }

@@ -1,4 +1,5 @@
 """Runs that wait: the delay step, resuming once, the definition a run started with, and lost resumed runs."""
+
 import threading
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -63,10 +64,13 @@ def test_a_waiting_run_goes_on_only_once_its_time_has_come(make_automation):
 def test_a_resumed_run_follows_the_definition_it_started_with(make_automation):
     automation = make_automation(WAIT_THEN_RECORD)
     run = deliver(automation).run
-    changed = {"trigger": {"type": "webhook"}, "steps": [
-        {"id": "other", "kind": "set_values", "values": {"x": 1}},
-        {"id": "pause", "kind": "delay", "seconds": 5},
-    ]}
+    changed = {
+        "trigger": {"type": "webhook"},
+        "steps": [
+            {"id": "other", "kind": "set_values", "values": {"x": 1}},
+            {"id": "pause", "kind": "delay", "seconds": 5},
+        ],
+    }
     services.update_automation(automation=automation, definition=changed)
     make_due(run)
     runs.resume(run.pk)
@@ -156,17 +160,20 @@ def test_a_worker_whose_resumed_run_was_given_back_cannot_settle_it(make_automat
     assert Run.objects.get(pk=run.pk).status == Run.Status.WAITING
 
 
-@pytest.mark.parametrize(("settings_", "waits"), [
-    ({"seconds": 0}, False),
-    ({"seconds": "{{trigger.body.n}}"}, True),
-    ({"until": "2000-01-01T00:00:00"}, False),
-    ({"until": (datetime.now(UTC) + timedelta(days=2)).isoformat()}, True),
-    ({"until": "2999-01-01T00:00:00+00:00"}, None),  # beyond the longest wait
-    ({"until": "{{trigger.body.missing}}"}, None),
-    ({"until": "next tuesday"}, None),
-    ({"seconds": "NaN"}, None),
-    ({"seconds": "-5"}, None),
-])
+@pytest.mark.parametrize(
+    ("settings_", "waits"),
+    [
+        ({"seconds": 0}, False),
+        ({"seconds": "{{trigger.body.n}}"}, True),
+        ({"until": "2000-01-01T00:00:00"}, False),
+        ({"until": (datetime.now(UTC) + timedelta(days=2)).isoformat()}, True),
+        ({"until": "2999-01-01T00:00:00+00:00"}, None),  # beyond the longest wait
+        ({"until": "{{trigger.body.missing}}"}, None),
+        ({"until": "next tuesday"}, None),
+        ({"seconds": "NaN"}, None),
+        ({"seconds": "-5"}, None),
+    ],
+)
 def test_a_delay_waits_for_what_its_settings_say(make_automation, settings_, waits):
     automation = make_automation([{"id": "pause", "kind": "delay", **settings_}])
     run = deliver(automation, body=b'{"n": 30}').run

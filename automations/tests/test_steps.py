@@ -1,12 +1,12 @@
 """Step kinds, run through the engine against real parts (a local HTTP server, the database)."""
+
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from automations import runs
-from automations import engine, services
+from automations import engine, runs
 from automations.models import LookupRow, Run
 from automations.steps.condition import holds
 
@@ -50,10 +50,19 @@ def other_app():
 @pytest.mark.parametrize(
     ("left", "op", "right", "expected"),
     [
-        ("paid", "equals", "paid", True), ("3", "equals", 3, True), ("a", "not_equals", "b", True),
-        ("hello world", "contains", "world", True), (["a", "b"], "contains", "b", True), ({"k": 1}, "contains", "k", True),
-        (None, "exists", None, False), ("", "exists", None, False), (0, "exists", None, True), (None, "not_exists", None, True),
-        ("10", "greater_than", 9, True), (2, "less_than", "x", False), (True, "equals", 1, True),
+        ("paid", "equals", "paid", True),
+        ("3", "equals", 3, True),
+        ("a", "not_equals", "b", True),
+        ("hello world", "contains", "world", True),
+        (["a", "b"], "contains", "b", True),
+        ({"k": 1}, "contains", "k", True),
+        (None, "exists", None, False),
+        ("", "exists", None, False),
+        (0, "exists", None, True),
+        (None, "not_exists", None, True),
+        ("10", "greater_than", 9, True),
+        (2, "less_than", "x", False),
+        (True, "equals", 1, True),
     ],
 )
 def test_condition_tests(left, op, right, expected):
@@ -61,29 +70,60 @@ def test_condition_tests(left, op, right, expected):
 
 
 def test_a_false_condition_stops_the_run_without_failing_it(make_automation):
-    run, _ = run_steps(make_automation, [
-        {"id": "c", "kind": "condition", "all": [{"left": "{{trigger.body.status}}", "op": "equals", "right": "paid"}]},
-        {"id": "after", "kind": "set_values", "values": {"a": 1}},
-    ], trigger={"body": {"status": "open"}})
+    run, _ = run_steps(
+        make_automation,
+        [
+            {
+                "id": "c",
+                "kind": "condition",
+                "all": [{"left": "{{trigger.body.status}}", "op": "equals", "right": "paid"}],
+            },
+            {"id": "after", "kind": "set_values", "values": {"a": 1}},
+        ],
+        trigger={"body": {"status": "open"}},
+    )
     assert run.status == Run.Status.STOPPED
     assert [step["id"] for step in run.steps] == ["c"]
 
 
 def test_condition_any(make_automation):
-    run, _ = run_steps(make_automation, [{"id": "c", "kind": "condition", "any": [
-        {"left": "{{trigger.body.a}}", "op": "exists"}, {"left": "{{trigger.body.b}}", "op": "exists"}]}],
-        trigger={"body": {"b": 1}})
+    run, _ = run_steps(
+        make_automation,
+        [
+            {
+                "id": "c",
+                "kind": "condition",
+                "any": [{"left": "{{trigger.body.a}}", "op": "exists"}, {"left": "{{trigger.body.b}}", "op": "exists"}],
+            }
+        ],
+        trigger={"body": {"b": 1}},
+    )
     assert run.status == Run.Status.SUCCEEDED
 
 
 def test_http_request_sends_json_and_later_steps_read_its_response(make_automation, other_app, settings):
     settings.HTTP_STEP_ALLOW_PRIVATE = True
     base, received = other_app
-    run, response = run_steps(make_automation, [
-        {"id": "call", "kind": "http_request", "method": "POST", "url": base + "/things", "headers": {"X-Token": "t"},
-         "query": {"q": "{{trigger.body.q}}"}, "json": {"name": "{{trigger.body.name}}"}},
-        {"id": "answer", "kind": "respond", "body": {"created": "{{steps.call.body.id}}", "status": "{{steps.call.status}}"}},
-    ], trigger={"body": {"name": "Ada", "q": 7}})
+    run, response = run_steps(
+        make_automation,
+        [
+            {
+                "id": "call",
+                "kind": "http_request",
+                "method": "POST",
+                "url": base + "/things",
+                "headers": {"X-Token": "t"},
+                "query": {"q": "{{trigger.body.q}}"},
+                "json": {"name": "{{trigger.body.name}}"},
+            },
+            {
+                "id": "answer",
+                "kind": "respond",
+                "body": {"created": "{{steps.call.body.id}}", "status": "{{steps.call.status}}"},
+            },
+        ],
+        trigger={"body": {"name": "Ada", "q": 7}},
+    )
     assert run.status == Run.Status.SUCCEEDED
     assert received[0]["path"] == "/things?q=7"
     assert json.loads(received[0]["body"]) == {"name": "Ada"}
@@ -94,18 +134,37 @@ def test_http_request_sends_json_and_later_steps_read_its_response(make_automati
 def test_http_request_fails_the_run_on_an_error_status_but_keeps_the_output(make_automation, other_app, settings):
     settings.HTTP_STEP_ALLOW_PRIVATE = True
     base, _ = other_app
-    run, _ = run_steps(make_automation, [{"id": "call", "kind": "http_request", "method": "POST", "url": base + "/broken", "json": {}}])
+    run, _ = run_steps(
+        make_automation, [{"id": "call", "kind": "http_request", "method": "POST", "url": base + "/broken", "json": {}}]
+    )
     assert run.status == Run.Status.FAILED
     assert run.steps[0]["output"]["status"] == 500
     assert "answered 500" in run.error
-    run, _ = run_steps(make_automation, [{"id": "call", "kind": "http_request", "method": "POST", "url": base + "/broken",
-                                          "json": {}, "fail_on_error_status": False}])
+    run, _ = run_steps(
+        make_automation,
+        [
+            {
+                "id": "call",
+                "kind": "http_request",
+                "method": "POST",
+                "url": base + "/broken",
+                "json": {},
+                "fail_on_error_status": False,
+            }
+        ],
+    )
     assert run.status == Run.Status.SUCCEEDED
 
 
 def test_http_request_refuses_internal_addresses_by_default(make_automation, other_app):
     base, received = other_app
-    for url in (base + "/things", "http://localhost:9/", "http://10.0.0.1/", "http://[::1]/", "http://169.254.169.254/latest"):
+    for url in (
+        base + "/things",
+        "http://localhost:9/",
+        "http://10.0.0.1/",
+        "http://[::1]/",
+        "http://169.254.169.254/latest",
+    ):
         run, _ = run_steps(make_automation, [{"id": "call", "kind": "http_request", "method": "POST", "url": url}])
         assert run.status == Run.Status.FAILED, url
         assert "internal address" in run.error
@@ -120,8 +179,17 @@ def test_http_request_times_out(make_automation, settings):
     silent.bind(("127.0.0.1", 0))
     silent.listen()  # accepts connections, never answers
     try:
-        run, _ = run_steps(make_automation, [{"id": "call", "kind": "http_request",
-                                              "url": f"http://127.0.0.1:{silent.getsockname()[1]}/", "timeout_seconds": 0.3}])
+        run, _ = run_steps(
+            make_automation,
+            [
+                {
+                    "id": "call",
+                    "kind": "http_request",
+                    "url": f"http://127.0.0.1:{silent.getsockname()[1]}/",
+                    "timeout_seconds": 0.3,
+                }
+            ],
+        )
     finally:
         silent.close()
     assert run.status == Run.Status.FAILED
@@ -130,9 +198,29 @@ def test_http_request_times_out(make_automation, settings):
 
 def test_lookup_rows_add_find_update_upsert_delete(make_automation):
     steps = [
-        {"id": "add", "kind": "lookup_rows", "table": "customers", "action": "add", "values": {"email": "a@x", "plan": "free"}},
-        {"id": "up", "kind": "lookup_rows", "table": "customers", "action": "update", "match": {"email": "a@x"}, "values": {"plan": "pro"}},
-        {"id": "ups", "kind": "lookup_rows", "table": "customers", "action": "upsert", "match": {"email": "b@x"}, "values": {"plan": "free"}},
+        {
+            "id": "add",
+            "kind": "lookup_rows",
+            "table": "customers",
+            "action": "add",
+            "values": {"email": "a@x", "plan": "free"},
+        },
+        {
+            "id": "up",
+            "kind": "lookup_rows",
+            "table": "customers",
+            "action": "update",
+            "match": {"email": "a@x"},
+            "values": {"plan": "pro"},
+        },
+        {
+            "id": "ups",
+            "kind": "lookup_rows",
+            "table": "customers",
+            "action": "upsert",
+            "match": {"email": "b@x"},
+            "values": {"plan": "free"},
+        },
         {"id": "find", "kind": "lookup_rows", "table": "customers", "action": "find", "match": {"plan": "pro"}},
         {"id": "del", "kind": "lookup_rows", "table": "customers", "action": "delete", "match": {"email": "b@x"}},
     ]
@@ -147,12 +235,18 @@ def test_lookup_rows_add_find_update_upsert_delete(make_automation):
 
 
 def test_lookup_rows_scopes_this_automation_and_the_account(make_automation, owner, another_account):
-    first = make_automation([{"id": "a", "kind": "lookup_rows", "table": "t", "action": "add", "values": {"v": 1}},
-                             {"id": "b", "kind": "lookup_rows", "table": "t", "scope": "account", "action": "add", "values": {"v": 2}}])
+    first = make_automation(
+        [
+            {"id": "a", "kind": "lookup_rows", "table": "t", "action": "add", "values": {"v": 1}},
+            {"id": "b", "kind": "lookup_rows", "table": "t", "scope": "account", "action": "add", "values": {"v": 2}},
+        ]
+    )
     run = runs.start(automation=first, trigger={}, source=Run.Source.WEBHOOK)
     engine.advance(run)
-    finder = [{"id": "mine", "kind": "lookup_rows", "table": "t", "action": "find"},
-              {"id": "shared", "kind": "lookup_rows", "table": "t", "scope": "account", "action": "find"}]
+    finder = [
+        {"id": "mine", "kind": "lookup_rows", "table": "t", "action": "find"},
+        {"id": "shared", "kind": "lookup_rows", "table": "t", "scope": "account", "action": "find"},
+    ]
     run, _ = run_steps(make_automation, finder, name="second")
     outputs = {step["id"]: step["output"] for step in run.steps}
     assert outputs["mine"]["rows"] == []  # another automation's own rows are not visible

@@ -1,4 +1,5 @@
 """Trigger types as modules: their schema, their URLs, and activate, deactivate and delete inside the services."""
+
 import json
 from types import SimpleNamespace
 from urllib.parse import urlsplit
@@ -18,17 +19,20 @@ RECORD = [{"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add",
 def test_every_trigger_type_is_a_module_with_its_schema_urls_and_hooks():
     assert set(triggers.types()) == {"webhook", "web_service"}
     for type_, module in triggers.types().items():
-        assert module.TYPE == type_
+        assert type_ == module.TYPE
         assert module.SCHEMA["type"] == "object"
         assert set(module.URLS) <= {"webhook", "web_service"}
         for hook in ("activate", "deactivate", "delete"):
             assert callable(getattr(module, hook))
 
 
-@pytest.mark.parametrize(("trigger", "error"), [
-    ({"type": "webhook", "path": "x"}, "$.trigger: Additional properties are not allowed ('path' was unexpected)"),
-    ({"type": "ftp"}, "$.trigger.type: 'ftp' is not one of ['web_service', 'webhook']"),
-])
+@pytest.mark.parametrize(
+    ("trigger", "error"),
+    [
+        ({"type": "webhook", "path": "x"}, "$.trigger: Additional properties are not allowed ('path' was unexpected)"),
+        ({"type": "ftp"}, "$.trigger.type: 'ftp' is not one of ['web_service', 'webhook']"),
+    ],
+)
 def test_a_trigger_with_settings_its_type_does_not_have_is_refused_with_its_path(trigger, error):
     assert definition.errors({"trigger": trigger, "steps": []}) == [error]
 
@@ -46,7 +50,10 @@ def recorder(monkeypatch):
             raise TriggerRefused("the other app answered 401 to the registration")
 
     module = SimpleNamespace(
-        TYPE="webhook", SCHEMA=real.SCHEMA, URLS=real.URLS, activate=activate,
+        TYPE="webhook",
+        SCHEMA=real.SCHEMA,
+        URLS=real.URLS,
+        activate=activate,
         deactivate=lambda automation: calls.append(("deactivate", automation.pk)),
         delete=lambda automation: calls.append(("delete", automation.pk)),
     )
@@ -84,15 +91,20 @@ def test_creating_an_automation_on_whose_trigger_refuses_creates_it_off(owner, r
 
 def test_admin_shows_the_refusal_and_keeps_the_automation_off(staff_client, owner, recorder):
     recorder.refuse = True
-    form = {"owner": owner.pk, "name": "From admin", "enabled": "on",
-            "definition": json.dumps({"trigger": {"type": "webhook"}, "steps": RECORD})}
+    form = {
+        "owner": owner.pk,
+        "name": "From admin",
+        "enabled": "on",
+        "definition": json.dumps({"trigger": {"type": "webhook"}, "steps": RECORD}),
+    }
     page = staff_client.post("/admin/automations/automation/add/", form, follow=True).content.decode()
     assert "left off, its trigger refused: the other app answered 401 to the registration" in page
     automation = Automation.objects.get()
     assert not automation.enabled
     assert services.hook_url(automation)  # created through the service, with its URLs
-    page = staff_client.post("/admin/automations/automation/",
-                             {"action": "turn_on", "_selected_action": [automation.pk]}, follow=True).content.decode()
+    page = staff_client.post(
+        "/admin/automations/automation/", {"action": "turn_on", "_selected_action": [automation.pk]}, follow=True
+    ).content.decode()
     assert "left off, its trigger refused" in page and "0 automation(s) on." in page
 
 
@@ -105,7 +117,9 @@ def test_the_import_command_reports_the_refusal(tmp_path, owner, recorder):
     assert not Automation.objects.get(name="Imported").enabled
 
 
-def test_lifecycle_events_fire_once_the_change_commits(make_automation, django_capture_on_commit_callbacks, monkeypatch):
+def test_lifecycle_events_fire_once_the_change_commits(
+    make_automation, django_capture_on_commit_callbacks, monkeypatch
+):
     seen = []
     for event in lifecycle.EVENTS:
         monkeypatch.setitem(lifecycle._listeners, event, [lambda automation, event=event: seen.append(event)])
@@ -128,8 +142,12 @@ def test_a_web_service_trigger_has_no_webhook_url(make_automation, client, owner
         owner=owner, name="API", definition={"trigger": {"type": "web_service"}, "steps": []}, enabled=True
     )
     assert services.hook_url(automation) is None
-    assert client.post(urlsplit(services.web_service_url(automation)).path, b"{}",
-                       content_type="application/json").status_code == 200
+    assert (
+        client.post(
+            urlsplit(services.web_service_url(automation)).path, b"{}", content_type="application/json"
+        ).status_code
+        == 200
+    )
 
 
 def test_changing_the_trigger_type_retires_the_urls_the_new_type_does_not_have(make_automation, client):

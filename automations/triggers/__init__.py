@@ -10,6 +10,7 @@ the automation then stays off and the message reaches whoever turned it on
 (admin, the import command). Adding a trigger type is adding a module here:
 the schema and the services find it.
 """
+
 import importlib
 import pkgutil
 from functools import cache

@@ -4,6 +4,7 @@ For an automation that is an API endpoint and nothing else, as Zapier's
 "Catch Hook" with a response or n8n's Webhook node set to respond with the
 last node: no fire-and-forget webhook URL is issued for it.
 """
+
 TYPE = "web_service"
 SCHEMA = {"type": "object", "properties": {}}
 URLS = ("web_service",)

@@ -5,6 +5,7 @@ it while the caller waits (as Make's webhook with a Webhook response
 module). Nothing to register anywhere: turning on and off only decides
 whether deliveries run or are kept (hooks/).
 """
+
 TYPE = "webhook"
 SCHEMA = {"type": "object", "properties": {}}
 URLS = ("webhook", "web_service")

@@ -6,97 +6,138 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='FeedDocument',
+            name="FeedDocument",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=100, unique=True)),
-                ('body', models.BinaryField()),
-                ('gzip_body', models.BinaryField()),
-                ('etag', models.CharField(max_length=80)),
-                ('generated_at', models.DateTimeField()),
-                ('slugs', models.JSONField(blank=True, default=list)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(max_length=100, unique=True)),
+                ("body", models.BinaryField()),
+                ("gzip_body", models.BinaryField()),
+                ("etag", models.CharField(max_length=80)),
+                ("generated_at", models.DateTimeField()),
+                ("slugs", models.JSONField(blank=True, default=list)),
             ],
         ),
         migrations.CreateModel(
-            name='App',
+            name="App",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.CharField(max_length=64, unique=True, validators=[django.core.validators.RegexValidator(
-                    '^[a-z0-9]+(?:-[a-z0-9]+)*$', 'Lowercase letters, digits and single hyphens between them.')])),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('category', models.CharField(blank=True, max_length=100, null=True)),
-                ('auth_type', models.CharField(
-                    help_text=(
-                        'How the app connects: api_key, none, oauth_v2, managed_auth, token_mint (the set may grow).'
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "slug",
+                    models.CharField(
+                        max_length=64,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9]+(?:-[a-z0-9]+)*$",
+                                "Lowercase letters, digits and single hyphens between them.",
+                            )
+                        ],
                     ),
-                    max_length=40,
-                    validators=[
-                        django.core.validators.RegexValidator(
-                            '^[a-z][a-z0-9_]*$', 'Lowercase letters, digits and underscores.'
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("category", models.CharField(blank=True, max_length=100, null=True)),
+                (
+                    "auth_type",
+                    models.CharField(
+                        help_text=(
+                            "How the app connects: api_key, none, oauth_v2, managed_auth, "
+                            "token_mint (the set may grow)."
                         ),
-                    ],
-                )),
-                ('app_domain', models.CharField(max_length=253)),
-                ('popularity', models.PositiveBigIntegerField(
-                    default=0, help_text='Popularity figure (say, active connections). 0 means unranked (tier D).')),
-                ('published', models.BooleanField(
-                    default=True,
-                    help_text='Shown in the app picker and the feed. Drafts in the connector builder are unpublished.',
-                )),
-                ('retired_at', models.DateTimeField(
-                    blank=True,
-                    help_text='When the app was withdrawn. It stays in the feed for the retirement window.',
-                    null=True,
-                )),
-                ('logo', models.BinaryField(blank=True, editable=True, null=True)),
-                ('logo_content_type', models.CharField(blank=True, max_length=100)),
-                ('auth_config', models.JSONField(blank=True, default=dict)),
-                ('tier', models.CharField(blank=True, editable=False, max_length=1)),
-                ('sort_order', models.PositiveIntegerField(blank=True, editable=False, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                        max_length=40,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z][a-z0-9_]*$", "Lowercase letters, digits and underscores."
+                            ),
+                        ],
+                    ),
+                ),
+                ("app_domain", models.CharField(max_length=253)),
+                (
+                    "popularity",
+                    models.PositiveBigIntegerField(
+                        default=0, help_text="Popularity figure (say, active connections). 0 means unranked (tier D)."
+                    ),
+                ),
+                (
+                    "published",
+                    models.BooleanField(
+                        default=True,
+                        help_text=(
+                            "Shown in the app picker and the feed. Drafts in the connector builder are unpublished."
+                        ),
+                    ),
+                ),
+                (
+                    "retired_at",
+                    models.DateTimeField(
+                        blank=True,
+                        help_text="When the app was withdrawn. It stays in the feed for the retirement window.",
+                        null=True,
+                    ),
+                ),
+                ("logo", models.BinaryField(blank=True, editable=True, null=True)),
+                ("logo_content_type", models.CharField(blank=True, max_length=100)),
+                ("auth_config", models.JSONField(blank=True, default=dict)),
+                ("tier", models.CharField(blank=True, editable=False, max_length=1)),
+                ("sort_order", models.PositiveIntegerField(blank=True, editable=False, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['slug'],
-                'indexes': [models.Index(fields=['published', 'retired_at'], name='catalog_app_publish_7a1098_idx')],
+                "ordering": ["slug"],
+                "indexes": [models.Index(fields=["published", "retired_at"], name="catalog_app_publish_7a1098_idx")],
             },
         ),
         migrations.CreateModel(
-            name='Operation',
+            name="Operation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('trigger', 'Trigger'), ('action', 'Action')], max_length=10)),
-                ('key', models.CharField(help_text='Internal identifier, unique per app and kind.', max_length=100)),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('listed', models.BooleanField(
-                    default=True, help_text='Unlisted operations are hidden from the feed.')),
-                ('endpoint', models.CharField(blank=True, max_length=500)),
-                ('http_method', models.CharField(blank=True, max_length=10)),
-                ('request_template', models.JSONField(blank=True, default=dict)),
-                ('delivery_mode', models.CharField(blank=True, choices=[
-                    ('', 'Not a webhook trigger'), ('manual', 'Manual'), ('self_registering', 'Self Registering'),
-                    ('per_connection', 'Per Connection'), ('shared_endpoint', 'Shared Endpoint'),
-                ], max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('app', models.ForeignKey(
-                    on_delete=django.db.models.deletion.CASCADE, related_name='operations', to='catalog.app')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("trigger", "Trigger"), ("action", "Action")], max_length=10)),
+                ("key", models.CharField(help_text="Internal identifier, unique per app and kind.", max_length=100)),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("position", models.PositiveIntegerField(default=0)),
+                (
+                    "listed",
+                    models.BooleanField(default=True, help_text="Unlisted operations are hidden from the feed."),
+                ),
+                ("endpoint", models.CharField(blank=True, max_length=500)),
+                ("http_method", models.CharField(blank=True, max_length=10)),
+                ("request_template", models.JSONField(blank=True, default=dict)),
+                (
+                    "delivery_mode",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("", "Not a webhook trigger"),
+                            ("manual", "Manual"),
+                            ("self_registering", "Self Registering"),
+                            ("per_connection", "Per Connection"),
+                            ("shared_endpoint", "Shared Endpoint"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "app",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="operations", to="catalog.app"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['app', 'kind', 'position', 'key'],
-                'constraints': [
-                    models.UniqueConstraint(fields=('app', 'kind', 'key'), name='operation_unique_key_per_app'),
+                "ordering": ["app", "kind", "position", "key"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("app", "kind", "key"), name="operation_unique_key_per_app"),
                 ],
             },
         ),

@@ -1,4 +1,5 @@
 """Django admin for staff: search, filters, inline operations, logo upload with preview, retire action."""
+
 import base64
 import json
 
@@ -31,21 +32,38 @@ def test_the_change_page_shows_operations_and_the_logo_preview(staff_client, thr
 def _form_data(app, **changes):
     operations = list(app.operations.all())
     data = {
-        "slug": app.slug, "name": app.name, "description": app.description, "category": app.category or "",
-        "auth_type": app.auth_type, "app_domain": app.app_domain, "published": "on", "popularity": app.popularity,
-        "retired_at_0": "", "retired_at_1": "", "auth_config": json.dumps(app.auth_config),
-        "operations-TOTAL_FORMS": len(operations), "operations-INITIAL_FORMS": len(operations),
-        "operations-MIN_NUM_FORMS": 0, "operations-MAX_NUM_FORMS": 1000,
+        "slug": app.slug,
+        "name": app.name,
+        "description": app.description,
+        "category": app.category or "",
+        "auth_type": app.auth_type,
+        "app_domain": app.app_domain,
+        "published": "on",
+        "popularity": app.popularity,
+        "retired_at_0": "",
+        "retired_at_1": "",
+        "auth_config": json.dumps(app.auth_config),
+        "operations-TOTAL_FORMS": len(operations),
+        "operations-INITIAL_FORMS": len(operations),
+        "operations-MIN_NUM_FORMS": 0,
+        "operations-MAX_NUM_FORMS": 1000,
     }
     for i, op in enumerate(operations):
-        data.update({
-            f"operations-{i}-id": op.pk, f"operations-{i}-app": app.pk, f"operations-{i}-kind": op.kind,
-            f"operations-{i}-key": op.key, f"operations-{i}-name": op.name,
-            f"operations-{i}-description": op.description,
-            f"operations-{i}-position": op.position, f"operations-{i}-listed": "on" if op.listed else "",
-            f"operations-{i}-delivery_mode": op.delivery_mode, f"operations-{i}-http_method": op.http_method,
-            f"operations-{i}-endpoint": op.endpoint,
-        })
+        data.update(
+            {
+                f"operations-{i}-id": op.pk,
+                f"operations-{i}-app": app.pk,
+                f"operations-{i}-kind": op.kind,
+                f"operations-{i}-key": op.key,
+                f"operations-{i}-name": op.name,
+                f"operations-{i}-description": op.description,
+                f"operations-{i}-position": op.position,
+                f"operations-{i}-listed": "on" if op.listed else "",
+                f"operations-{i}-delivery_mode": op.delivery_mode,
+                f"operations-{i}-http_method": op.http_method,
+                f"operations-{i}-endpoint": op.endpoint,
+            }
+        )
     data.update(changes)
     return data
 

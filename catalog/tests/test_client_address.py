@@ -1,4 +1,5 @@
 """The client address read from X-Forwarded-For: an entry with a port counts as its address."""
+
 import pytest
 from django.test import RequestFactory
 

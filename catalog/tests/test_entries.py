@@ -1,4 +1,5 @@
 """Entries and their etags: exactly the public fields, and an etag that follows what the feed shows."""
+
 import json
 
 from catalog.entries import build_entry, entry_etag, iter_entries
@@ -54,8 +55,16 @@ def test_a_rank_change_changes_the_etag(three_apps):
 def test_build_entry_uses_null_for_a_missing_category():
     from datetime import UTC, datetime
 
-    app = {"slug": "x", "name": "X", "description": "", "category": "", "auth_type": "none",
-           "app_domain": "x.example", "retired_at": None, "updated_at": datetime(2026, 1, 1, tzinfo=UTC)}
+    app = {
+        "slug": "x",
+        "name": "X",
+        "description": "",
+        "category": "",
+        "auth_type": "none",
+        "app_domain": "x.example",
+        "retired_at": None,
+        "updated_at": datetime(2026, 1, 1, tzinfo=UTC),
+    }
     entry = build_entry(app, [], sort_order=1, tier="D", base_url="https://app.example.com")
     assert entry["category"] is None
     assert entry["last_updated"] == "2026-01-01T00:00:00Z"
@@ -65,7 +74,9 @@ def test_build_entry_uses_null_for_a_missing_category():
 def test_the_build_copies_tier_and_sort_order_to_the_apps(three_apps):
     build_feed()
     assert list(App.objects.order_by("sort_order").values_list("slug", "tier", "sort_order")) == [
-        ("alpha", "A", 1), ("beta", "B", 2), ("gamma", "D", 3)
+        ("alpha", "A", 1),
+        ("beta", "B", 2),
+        ("gamma", "D", 3),
     ]
 
 

@@ -1,4 +1,5 @@
 """GET /catalog/v1/bulk: the daily artifact, gzip negotiation, and its 503s."""
+
 import gzip
 import json
 from datetime import UTC, datetime

@@ -1,4 +1,5 @@
 """GET /catalog/v1/apps/{slug}: one entry with its triggers and actions, and every 404."""
+
 import json
 from datetime import timedelta
 

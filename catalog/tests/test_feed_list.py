@@ -1,4 +1,5 @@
 """GET /catalog/v1/apps: the list envelope, caching headers and conditional requests."""
+
 import gzip
 import json
 
@@ -53,7 +54,7 @@ def test_it_sends_the_cache_headers_of_the_spec(client, three_apps):
 
 @pytest.mark.parametrize(
     "header",
-    ['{etag}', 'W/{etag}', '"other", {etag}', '*'],
+    ["{etag}", "W/{etag}", '"other", {etag}', "*"],
     ids=["exact", "weak", "in-a-list", "star"],
 )
 def test_it_answers_304_when_if_none_match_matches(client, three_apps, header):

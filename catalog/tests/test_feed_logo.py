@@ -1,4 +1,5 @@
 """GET /catalog/v1/apps/{slug}/logo: the stored icon bytes."""
+
 import base64
 
 from catalog.models import App

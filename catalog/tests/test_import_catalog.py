@@ -1,4 +1,5 @@
 """manage.py import_catalog: idempotent by slug, reports changes, rejects bad documents whole."""
+
 import json
 
 import pytest

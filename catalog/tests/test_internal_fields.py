@@ -1,4 +1,5 @@
 """The feed never exposes endpoints, request bodies, credentials or internal identifiers."""
+
 import gzip
 import json
 
@@ -6,7 +7,13 @@ from catalog.bulk import build_bulk
 from catalog.entries import DETAIL_FIELDS, SUMMARY_FIELDS
 
 INTERNAL_VALUES = (
-    "internal.", "secret-of-", "{{internal}}", "self_registering", "client_secret", "new_thing", "create_thing"
+    "internal.",
+    "secret-of-",
+    "{{internal}}",
+    "self_registering",
+    "client_secret",
+    "new_thing",
+    "create_thing",
 )
 
 

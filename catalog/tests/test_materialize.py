@@ -1,4 +1,5 @@
 """The materialized feed: stored bodies, served from memory, the last good body when the catalog is unreadable."""
+
 import time
 
 from django.db import DatabaseError

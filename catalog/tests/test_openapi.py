@@ -1,4 +1,5 @@
 """The OpenAPI document at /catalog/v1/openapi.json matches the running feed (checked with schemathesis)."""
+
 import json
 
 import pytest

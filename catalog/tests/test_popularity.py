@@ -1,4 +1,5 @@
 """Popularity bands: sort_order and tier."""
+
 from catalog.popularity import rank
 
 

@@ -1,4 +1,5 @@
 """Feed rate limits: per client IP, IPv6 per /64, X-Forwarded-For trusted only behind configured proxies."""
+
 import pickle
 import time
 

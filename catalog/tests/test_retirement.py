@@ -1,4 +1,5 @@
 """Retirement: a withdrawn app stays in the feed for the window, then a beat job drops it."""
+
 import json
 from datetime import timedelta
 

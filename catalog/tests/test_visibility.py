@@ -1,4 +1,5 @@
 """connectable_apps(): the one visibility rule of the app picker and the feed."""
+
 from datetime import timedelta
 
 from django.utils import timezone

@@ -1,4 +1,5 @@
 """Paths of BASE_URL: home, sign-up, docs, catalog feed, interfaces, sign-in, OAuth server and admin."""
+
 from django.contrib import admin
 from django.urls import include, path
 

@@ -1,4 +1,5 @@
 """Paths of HOOKS_URL: webhook and web service URLs."""
+
 from django.urls import include, path
 
 from config.views import health

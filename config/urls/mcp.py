@@ -1,4 +1,5 @@
 """Paths of MCP_URL: the MCP endpoint and its protected-resource metadata."""
+
 from django.urls import include, path
 
 from config.views import health

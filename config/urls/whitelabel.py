@@ -1,4 +1,5 @@
 """Paths of a white-label domain: only the form trigger and chat widget pages."""
+
 from django.urls import include, path
 
 urlpatterns = [

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('hooks', '0001_initial'),
+        ("hooks", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='delivery',
-            name='error',
-            field=models.TextField(blank=True, db_default='', help_text='Why the delivery failed, when it did.'),
+            model_name="delivery",
+            name="error",
+            field=models.TextField(blank=True, db_default="", help_text="Why the delivery failed, when it did."),
         ),
     ]

@@ -10,6 +10,7 @@ redact() is frozen here as it was when this migration was written
 (publickeys/redaction.py holds the living one), so that the migration
 rewrites the same rows whatever that module becomes.
 """
+
 import re
 
 from django.db import migrations
@@ -40,13 +41,17 @@ class _Shapes:
     def __init__(self, spell):
         slash, question = spell("/"), spell("?")
         embed = spell("embed.js")
-        self.paths = re.compile("|".join([
-            spell("/automation-"),  # also /webhook/automation-
-            spell("/webservice-"),
-            slash + spell("form") + slash + f"(?:(?:{spell('s')}|{spell('run')}){slash})?",
-            # /webchat/embed.js is the script itself; its key is in the query.
-            slash + spell("webchat") + slash + rf"(?!{embed}(?:[\s{re.escape(SEPARATORS)}]|$))",
-        ]))
+        self.paths = re.compile(
+            "|".join(
+                [
+                    spell("/automation-"),  # also /webhook/automation-
+                    spell("/webservice-"),
+                    slash + spell("form") + slash + f"(?:(?:{spell('s')}|{spell('run')}){slash})?",
+                    # /webchat/embed.js is the script itself; its key is in the query.
+                    slash + spell("webchat") + slash + rf"(?!{embed}(?:[\s{re.escape(SEPARATORS)}]|$))",
+                ]
+            )
+        )
         self.queries = re.compile(
             f"(?P<key>{slash}{spell('webchat')}{slash}{embed}{question})"
             f"|(?P<queue>{slash}{spell('moderation')}(?:{slash})?{question})"
@@ -165,7 +170,6 @@ def redact_paths(apps, schema_editor) -> None:
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("hooks", "0002_delivery_error"),
         ("automations", "0001_initial"),

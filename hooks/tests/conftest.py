@@ -5,6 +5,7 @@ Django's own test client skips the handler the web process serves
 the hooks process's driver (hooks/asgi.py). These hand the test client's
 request to config.wsgi.application and to config.asgi.application, in-process.
 """
+
 import asyncio
 import contextlib
 import threading
@@ -108,10 +109,16 @@ def _scope(environ: dict) -> dict:
             header = name.removeprefix("HTTP_").replace("_", "-").lower()
             headers.append((header.encode(), str(value).encode("latin-1")))
     return {
-        "type": "http", "http_version": "1.1", "method": environ["REQUEST_METHOD"], "root_path": "",
-        "path": environ["PATH_INFO"].encode("latin-1").decode("utf-8", "replace"), "headers": headers,
-        "query_string": environ.get("QUERY_STRING", "").encode("latin-1"), "scheme": environ["wsgi.url_scheme"],
-        "server": (environ["SERVER_NAME"], int(environ["SERVER_PORT"])), "client": ("127.0.0.1", 5555),
+        "type": "http",
+        "http_version": "1.1",
+        "method": environ["REQUEST_METHOD"],
+        "root_path": "",
+        "path": environ["PATH_INFO"].encode("latin-1").decode("utf-8", "replace"),
+        "headers": headers,
+        "query_string": environ.get("QUERY_STRING", "").encode("latin-1"),
+        "scheme": environ["wsgi.url_scheme"],
+        "server": (environ["SERVER_NAME"], int(environ["SERVER_PORT"])),
+        "client": ("127.0.0.1", 5555),
     }
 
 

@@ -5,6 +5,7 @@ size limit and the deadline, the writer waking a loop, errors. Every answer
 through the driver: test_receive.py and test_routes.py; through a real
 server: test_hooks_process.py.
 """
+
 import asyncio
 import logging
 
@@ -16,9 +17,18 @@ from hooks.exceptions import BodyIncomplete, BodyTimedOut, BodyTooLarge
 
 
 def scope(path="/automation-k", *, method="POST", headers=(), query=b"", root_path=""):
-    return {"type": "http", "method": method, "path": path, "root_path": root_path, "query_string": query,
-            "headers": list(headers), "server": ("hooks.example.com", 443), "scheme": "https",
-            "client": ("203.0.113.9", 5555), "http_version": "1.1"}
+    return {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "root_path": root_path,
+        "query_string": query,
+        "headers": list(headers),
+        "server": ("hooks.example.com", 443),
+        "scheme": "https",
+        "client": ("203.0.113.9", 5555),
+        "http_version": "1.1",
+    }
 
 
 def test_headers_are_read_by_lower_case_name_with_repeats_joined():
@@ -31,8 +41,9 @@ def test_a_header_spelled_with_underscores_does_not_pass_for_one_with_dashes():
 
 
 def messages(*chunks, disconnect=False):
-    queue = [{"type": "http.request", "body": chunk, "more_body": n < len(chunks) - 1}
-             for n, chunk in enumerate(chunks)]
+    queue = [
+        {"type": "http.request", "body": chunk, "more_body": n < len(chunks) - 1} for n, chunk in enumerate(chunks)
+    ]
     if disconnect:
         queue[-1:] = [{"type": "http.request", "body": chunks[0], "more_body": True}, {"type": "http.disconnect"}]
     received = []

@@ -2,6 +2,7 @@
 
 Through real gunicorn processes: test_bodies_on_servers.py.
 """
+
 import socket
 import threading
 import time
@@ -15,9 +16,11 @@ from hooks.exceptions import BodyIncomplete, BodyTimedOut
 
 @pytest.fixture
 def connection():
-    """A connected pair: the server's end, read as gunicorn reads it (recv() until it has what was asked), and the client's."""
+    """A connected pair: the server's end, read as gunicorn reads it (recv() until it has what was asked), and the
+    client's."""
     server, client = socket.socketpair()
-    # A client that never sends the rest is closed after 30 s, so that a broken deadline fails the test instead of hanging it.
+    # A client that never sends the rest is closed after 30 s, so that a broken deadline fails the test
+    # instead of hanging it.
     safety = threading.Timer(30, client.close)
     safety.start()
     yield server, client
@@ -97,12 +100,15 @@ def test_gunicorns_chunk_errors_are_an_incomplete_body():
         BoundedInput(stream, length=None, sock=None, deadline=time.monotonic() + 60).read(65536)
 
 
-@pytest.mark.parametrize(("headers", "expected"), [
-    ({"CONTENT_LENGTH": "12"}, 12),
-    ({"HTTP_TRANSFER_ENCODING": "chunked"}, None),
-    ({"CONTENT_LENGTH": "0"}, "none"),
-    ({}, "none"),
-])
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"CONTENT_LENGTH": "12"}, 12),
+        ({"HTTP_TRANSFER_ENCODING": "chunked"}, None),
+        ({"CONTENT_LENGTH": "0"}, "none"),
+        ({}, "none"),
+    ],
+)
 def test_only_requests_with_a_body_are_bounded(headers, expected):
     environ = {"wsgi.input": object(), **headers}
     body = bound(environ)

@@ -8,6 +8,7 @@ event loop, for webhooks and for what it hands to Django through a2wsgi's
 threads (hooks/asgi.py). The servers the tests share give bodies two seconds
 (REQUEST_BODY_TIMEOUT_SECONDS=2).
 """
+
 import select
 import socket
 import threading
@@ -66,7 +67,11 @@ def path(kind, make_automation):
 
 
 def kept() -> dict:
-    return {"deliveries": Delivery.objects.count(), "runs": Run.objects.count(), "quota": WebServiceUsage.objects.count()}
+    return {
+        "deliveries": Delivery.objects.count(),
+        "runs": Run.objects.count(),
+        "quota": WebServiceUsage.objects.count(),
+    }
 
 
 NOTHING = {"deliveries": 0, "runs": 0, "quota": 0}
@@ -105,7 +110,9 @@ def read_response(sock: socket.socket) -> tuple[int, bytes]:
         assert chunk, f"the server closed the connection after {answer!r}"
         answer += chunk
     header, _, body = answer.partition(b"\r\n\r\n")
-    length = next(int(line.split(b":")[1]) for line in header.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    length = next(
+        int(line.split(b":")[1]) for line in header.split(b"\r\n") if line.lower().startswith(b"content-length:")
+    )
     while len(body) < length:
         body += sock.recv(65536)
     return status_of(header), body
@@ -155,7 +162,9 @@ def test_cut_off_and_malformed_bodies_are_never_stored_nor_run(tmp_path, make_au
     answers = {}
     for kind, path in paths.items():
         for case, (name, value, body) in BROKEN.items():
-            answers[kind, case] = status_of(send_and_finish(running, head(running, path, **{name.replace("-", "_"): value}) + body))
+            answers[kind, case] = status_of(
+                send_and_finish(running, head(running, path, **{name.replace("-", "_"): value}) + body)
+            )
         leave_mid_body(running, path)
     running.stop()  # gunicorn ends every request it started before it exits: whatever would be kept now is
     assert kept() == NOTHING
@@ -190,7 +199,10 @@ def test_the_health_check_answers_while_more_slow_clients_than_threads_are_conne
     path = urlsplit(automation_services.web_service_url(make_automation(RESPOND))).path
     started = threading.Barrier(SLOW_CLIENTS + 1)
     with ThreadPoolExecutor(SLOW_CLIENTS) as pool:
-        slow = [pool.submit(trickle, server, head(server, path, Content_Length="1000"), started) for _ in range(SLOW_CLIENTS)]
+        slow = [
+            pool.submit(trickle, server, head(server, path, Content_Length="1000"), started)
+            for _ in range(SLOW_CLIENTS)
+        ]
         started.wait(timeout=60)  # every slow client is connected and has trickled for a second
         health = httpx.get(server.base + "/healthz", timeout=30)
         answers = [client.result() for client in slow]
@@ -203,7 +215,9 @@ def test_a_remembered_key_of_a_deleted_automation_gets_404_before_a_large_body_i
     automation = make_automation(SET_N)
     path = urlsplit(automation_services.hook_url(automation)).path
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
-        sock.sendall(head(server, path, Content_Length="2") + b"{}")  # the process serving this connection remembers the key
+        sock.sendall(
+            head(server, path, Content_Length="2") + b"{}"
+        )  # the process serving this connection remembers the key
         assert read_response(sock)[0] == 200
         automation_services.delete_automation(automation=automation)
         sock.sendall(head(server, path, Content_Length=str(LIMIT - 1)))  # and no body: the answer must not wait for it

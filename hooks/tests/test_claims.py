@@ -1,4 +1,5 @@
 """Claiming a delivery is race-free on PostgreSQL: of many workers taking it at once, one gets it."""
+
 import threading
 import uuid
 

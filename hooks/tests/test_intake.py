@@ -1,4 +1,5 @@
 """Group commit and batched dispatch of accepted deliveries (hooks/intake.py), on real connections."""
+
 import threading
 import time
 
@@ -8,13 +9,21 @@ from django.db import DataError, connection
 from automations import services as automation_services
 from hooks import intake, statements
 from hooks.models import Delivery
+from tests.e2e.stack import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def delivery_for(automation, n=0):
-    return intake.Accepted(automation_id=automation.pk, method="POST", path="/", query_string="", content_type="",
-                           body=str(n).encode(), body_digest=str(n))
+    return intake.Accepted(
+        automation_id=automation.pk,
+        method="POST",
+        path="/",
+        query_string="",
+        content_type="",
+        body=str(n).encode(),
+        body_digest=str(n),
+    )
 
 
 def store_all(deliveries):
@@ -34,15 +43,24 @@ def store_all(deliveries):
     return errors
 
 
+class Batches(list):
+    """The size of each batch the writer commits, and how its first commit is held back."""
+
+    first_started: threading.Event
+    behind: int = 0  # requests to let queue up behind the first commit before it goes on
+
+
 @pytest.fixture
 def batches(monkeypatch):
-    """The size of each batch the writer commits; the first commit is slowed so that requests pile up behind it."""
-    sizes, real = [], intake._Writer._commit
+    """The first commit is held until the requests expected behind it are queued, so that they pile up."""
+    sizes, real = Batches(), intake._Writer._commit
+    sizes.first_started = threading.Event()
 
     def commit(self, batch):
         sizes.append(len(batch))
         if len(sizes) == 1:
-            time.sleep(0.3)
+            sizes.first_started.set()
+            wait_until(lambda: self._queue.qsize() >= sizes.behind, 20, 0.01, "requests queued behind the first commit")
         real(self, batch)
 
     monkeypatch.setattr(intake._Writer, "_commit", commit)
@@ -52,9 +70,10 @@ def batches(monkeypatch):
 
 def test_requests_waiting_together_share_one_commit(make_automation, batches):
     automation = make_automation([])
+    batches.behind = 20
     first = threading.Thread(target=intake.store, args=(delivery_for(automation, -1),))
     first.start()
-    time.sleep(0.1)  # the first commit is under way
+    assert batches.first_started.wait(20)
     assert store_all([delivery_for(automation, n) for n in range(20)]) == {}
     first.join()
     assert batches == [1, 20]
@@ -65,9 +84,10 @@ def test_a_row_of_a_deleted_automation_fails_alone(make_automation, batches):
     kept, deleted = make_automation([]), make_automation([], name="deleted")
     doomed = delivery_for(deleted, 99)
     automation_services.delete_automation(automation=deleted)
+    batches.behind = 6
     first = threading.Thread(target=intake.store, args=(delivery_for(kept, -1),))
     first.start()
-    time.sleep(0.1)
+    assert batches.first_started.wait(20)
     errors = store_all([delivery_for(kept, n) for n in range(5)] + [doomed])
     first.join()
     assert list(errors) == [b"99"] and isinstance(errors[b"99"], intake.AutomationGone)
@@ -193,14 +213,26 @@ def test_a_batch_larger_than_the_prepared_sizes_is_stored_with_each_id(make_auto
 
 def test_every_value_is_stored_byte_for_byte(make_automation):
     automation = make_automation([])
-    row = intake.Accepted(automation_id=automation.pk, method="PUT", path="/webhook/automation-ключ",
-                          query_string="a=1&b=%00",
-                          content_type="text/plain; charset=latin-1", body=bytes(range(256)), body_digest="d" * 64)
+    row = intake.Accepted(
+        automation_id=automation.pk,
+        method="PUT",
+        path="/webhook/automation-ключ",
+        query_string="a=1&b=%00",
+        content_type="text/plain; charset=latin-1",
+        body=bytes(range(256)),
+        body_digest="d" * 64,
+    )
     intake.insert([row])
     stored = Delivery.objects.get(pk=row.pk)
-    assert (stored.public_id, stored.method, stored.path, stored.query_string, stored.content_type, bytes(stored.body),
-            stored.body_digest) == (row.public_id, row.method, row.path, row.query_string, row.content_type, row.body,
-                                    row.body_digest)
+    assert (
+        stored.public_id,
+        stored.method,
+        stored.path,
+        stored.query_string,
+        stored.content_type,
+        bytes(stored.body),
+        stored.body_digest,
+    ) == (row.public_id, row.method, row.path, row.query_string, row.content_type, row.body, row.body_digest)
 
 
 def test_a_value_postgresql_cannot_hold_is_refused_not_cut_short(make_automation):

@@ -1,4 +1,5 @@
 """Deliveries and runs keep the request path with its key as {key} (contract 3: a dump yields no working URL)."""
+
 import importlib
 from urllib.parse import urlsplit
 

@@ -1,4 +1,5 @@
 """The maintenance switch: read from the database at most once per CHECK_SECONDS per process."""
+
 import pytest
 from django.db import DatabaseError
 

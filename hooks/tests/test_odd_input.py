@@ -5,15 +5,15 @@ U+FFFD; JSON with non-finite numbers or nested past MAX_PARSED_DEPTH is kept as 
 text; a charset that is no text encoding is ignored (UTF-8, bad bytes
 replaced).
 """
+
 import encodings.aliases
 import json
 from urllib.parse import urlsplit
 
 import pytest
+from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from django.test import Client
 
 from automations import engine
 from automations import services as automation_services
@@ -84,7 +84,9 @@ def test_json_nested_past_the_limit_is_kept_as_its_text():
     assert parse_body(DEEP, "") == DEEP.decode()
 
 
-@pytest.mark.parametrize("charset", ["hex", "base64", "rot13", "zlib", "bz2", "uu", "quopri", "idna", "punycode", "undefined"])
+@pytest.mark.parametrize(
+    "charset", ["hex", "base64", "rot13", "zlib", "bz2", "uu", "quopri", "idna", "punycode", "undefined"]
+)
 def test_a_charset_that_is_no_text_encoding_reads_as_utf8_with_bad_bytes_replaced(charset):
     assert parse_body(b"caf\xc3\xa9 \xff", f"text/plain; charset={charset}") == "caf\u00e9 \ufffd"
 
@@ -94,8 +96,15 @@ def test_query_parameters_with_nul_are_storable():
 
 
 RECORD = [
-    {"id": "copy", "kind": "set_values", "values": {"body": "{{trigger.body}}", "params": "{{trigger.params}}",
-                                                    "text": "{{trigger.body}} {{trigger.query_string}}"}},
+    {
+        "id": "copy",
+        "kind": "set_values",
+        "values": {
+            "body": "{{trigger.body}}",
+            "params": "{{trigger.params}}",
+            "text": "{{trigger.body}} {{trigger.query_string}}",
+        },
+    },
     {"id": "keep", "kind": "lookup_rows", "table": "seen", "action": "add", "values": {"body": "{{trigger.body}}"}},
 ]
 
@@ -149,8 +158,26 @@ def test_replay_goes_on_past_a_delivery_that_raises(make_automation, monkeypatch
     assert list(Delivery.objects.order_by("pk").values_list("status", flat=True)) == ["pending", "done", "done"]
 
 
-CHARSETS = sorted({*encodings.aliases.aliases.values(), "hex", "base64", "rot13", "zlib", "bz2", "uu", "quopri", "idna",
-                   "punycode", "undefined", "unicode_escape", "raw_unicode_escape", "utf-7", "utf-16", "utf-32"})
+CHARSETS = sorted(
+    {
+        *encodings.aliases.aliases.values(),
+        "hex",
+        "base64",
+        "rot13",
+        "zlib",
+        "bz2",
+        "uu",
+        "quopri",
+        "idna",
+        "punycode",
+        "undefined",
+        "unicode_escape",
+        "raw_unicode_escape",
+        "utf-7",
+        "utf-16",
+        "utf-32",
+    }
+)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
@@ -171,13 +198,16 @@ content_types = st.one_of(
 )
 query_strings = st.one_of(
     st.text(max_size=60),
-    st.lists(st.sampled_from(["a=1", "a=%00", "%00=%00", "b=%ED%A0%80", "c=%FF", "d", "=", "&", "e=%", "f=%zz"]))
-    .map("&".join),
+    st.lists(st.sampled_from(["a=1", "a=%00", "%00=%00", "b=%ED%A0%80", "c=%FF", "d", "=", "&", "e=%", "f=%zz"])).map(
+        "&".join
+    ),
 )
 
 
 @pytest.mark.django_db
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(body=bodies, content_type=content_types, query=query_strings)
 def test_every_delivery_of_any_bytes_ends(make_automation, body, content_type, query):
     """Fuzz: whatever arrives is accepted, stored, and ends (here: runs), on the database the suite is given."""
@@ -197,7 +227,9 @@ def service_path(automation) -> str:
 @pytest.mark.parametrize(("body", "content_type"), HOSTILE)
 def test_a_web_service_answers_any_body_with_valid_json(web_client, make_automation, body, content_type):
     """Through the application gunicorn serves: Django's test client builds its request with Django's own class."""
-    automation = make_automation([{"id": "r", "kind": "respond", "body": {"got": "{{trigger.body}}", "q": "{{trigger.params}}"}}])
+    automation = make_automation(
+        [{"id": "r", "kind": "respond", "body": {"got": "{{trigger.body}}", "q": "{{trigger.params}}"}}]
+    )
     response = web_client.generic("POST", service_path(automation) + "?a=%00", data=body, content_type=content_type)
     assert response.status_code == 200
     json.loads(response.content)  # NaN or Infinity would not parse
@@ -213,7 +245,9 @@ def test_a_web_service_call_that_fails_on_our_side_gives_its_quota_back(make_aut
         raise RuntimeError("a fault of ours")
 
     monkeypatch.setattr(engine, "advance", advance_that_raises)
-    response = Client(raise_request_exception=False).post(service_path(automation), data=b"{}", content_type="application/json")
+    response = Client(raise_request_exception=False).post(
+        service_path(automation), data=b"{}", content_type="application/json"
+    )
     assert response.status_code == 500
     assert WebServiceUsage.objects.get().calls == 0
     assert Run.objects.values_list("status", "error").get() == (Run.Status.FAILED, "internal error")
@@ -224,13 +258,18 @@ def test_a_web_service_call_that_fails_on_our_side_gives_its_quota_back(make_aut
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("value", ["a\r\nInjected: 1", "a\nb", "\u2603", "x\x00"])
-def test_a_respond_header_filled_with_what_http_cannot_send_fails_the_run_instead_of_a_500(web_client, make_automation,
-                                                                                            value):
+def test_a_respond_header_filled_with_what_http_cannot_send_fails_the_run_instead_of_a_500(
+    web_client, make_automation, value
+):
     automation = make_automation([{"id": "r", "kind": "respond", "headers": {"X-Echo": "{{trigger.body.echo}}"}}])
-    response = web_client.post(service_path(automation), data=json.dumps({"echo": value}), content_type="application/json")
+    response = web_client.post(
+        service_path(automation), data=json.dumps({"echo": value}), content_type="application/json"
+    )
     assert response.status_code == 500
     assert response.json()["error"] == "the automation failed"
     assert "Injected" not in response
     run = Run.objects.get()
-    assert (run.status, run.error) == (Run.Status.FAILED, "step r: header 'X-Echo' cannot be sent: "
-                                                         "its name or value has characters HTTP does not allow")
+    assert (run.status, run.error) == (
+        Run.Status.FAILED,
+        "step r: header 'X-Echo' cannot be sent: its name or value has characters HTTP does not allow",
+    )

@@ -1,4 +1,5 @@
 """Processing deliveries: runs, retries, suppression, off and on, reset, delete, and exactly-once completion."""
+
 import uuid
 from datetime import timedelta
 
@@ -64,7 +65,8 @@ def test_processing_twice_completes_once(make_automation):
 
 def test_a_failed_run_is_retried_with_backoff_then_given_up(make_automation, django_capture_on_commit_callbacks):
     automation = make_automation(
-        [{"id": "cond", "kind": "http_request", "url": "not a url"}], settings={"retries": {"max_attempts": 2, "backoff_seconds": 30}}
+        [{"id": "cond", "kind": "http_request", "url": "not a url"}],
+        settings={"retries": {"max_attempts": 2, "backoff_seconds": 30}},
     )
     with django_capture_on_commit_callbacks():
         delivery = process(deliver(automation))
@@ -99,7 +101,9 @@ def test_a_byte_identical_body_after_a_success_is_suppressed_and_counted_on_the_
 
 
 def test_a_failed_run_starts_no_suppression(make_automation, django_capture_on_commit_callbacks):
-    automation = make_automation([{"id": "cond", "kind": "http_request", "url": "nope"}], settings={"retries": {"max_attempts": 1}})
+    automation = make_automation(
+        [{"id": "cond", "kind": "http_request", "url": "nope"}], settings={"retries": {"max_attempts": 1}}
+    )
     with django_capture_on_commit_callbacks():
         process(deliver(automation))
         second = process(deliver(automation))
@@ -117,7 +121,9 @@ def test_suppression_ends_with_its_window_and_can_be_switched_off(make_automatio
     assert process(deliver(quiet)).status == Delivery.Status.DONE
 
 
-def test_deliveries_kept_while_off_replay_in_arrival_order_when_turned_on(make_automation, eager_tasks, django_capture_on_commit_callbacks):
+def test_deliveries_kept_while_off_replay_in_arrival_order_when_turned_on(
+    make_automation, eager_tasks, django_capture_on_commit_callbacks
+):
     automation = make_automation(RECORD, enabled=False)
     kept = [deliver(automation, body=f'{{"n": {n}}}'.encode()) for n in range(5)]
     for delivery in kept:
@@ -217,7 +223,9 @@ def test_the_sweeper_queues_stale_pending_and_lost_deliveries(make_automation, e
     automation = make_automation(RECORD)
     stale = deliver(automation)
     fresh = deliver(automation, body=b"2")
-    Delivery.objects.filter(pk=stale.pk).update(received_at=timezone.now() - timedelta(seconds=settings.DELIVERY_SWEEP_SECONDS + 1))
+    Delivery.objects.filter(pk=stale.pk).update(
+        received_at=timezone.now() - timedelta(seconds=settings.DELIVERY_SWEEP_SECONDS + 1)
+    )
     assert services.sweep() == 1
     stale.refresh_from_db()
     assert stale.status == Delivery.Status.DONE
@@ -307,8 +315,10 @@ def slow_app():
 def test_a_step_waits_no_longer_than_the_time_its_run_has_left(make_automation, settings, slow_app):
     settings.HTTP_STEP_ALLOW_PRIVATE = True
     settings.DELIVERY_LEASE_SECONDS = 1  # 0.9 s for the run, against the app's 3 s and the step's 30 s timeout
-    automation = make_automation([{"id": "call", "kind": "http_request", "method": "POST", "url": slow_app}],
-                                 settings={"retries": {"max_attempts": 1}})
+    automation = make_automation(
+        [{"id": "call", "kind": "http_request", "method": "POST", "url": slow_app}],
+        settings={"retries": {"max_attempts": 1}},
+    )
     delivery = process(deliver(automation))
     assert delivery.run.status == Run.Status.FAILED
     assert delivery.run.steps[0]["status"] == "failed"

@@ -1,4 +1,5 @@
 """Webhook URLs (SPEC 4.2, 7.2): every method, the handshakes, misses, size limit and maintenance."""
+
 import json
 from urllib.parse import urlsplit
 
@@ -32,7 +33,9 @@ def automation(make_automation):
 @pytest.mark.parametrize("prefix", ["/", "/webhook/"])
 def test_it_accepts_get_post_and_put_with_an_empty_200(client, automation, method, prefix):
     response = client.generic(
-        method.upper(), hook_path(automation, prefix) + "?a=1", data=b'{"email": "x@example.com"}',
+        method.upper(),
+        hook_path(automation, prefix) + "?a=1",
+        data=b'{"email": "x@example.com"}',
         content_type="application/json",
     )
     assert response.status_code == 200
@@ -64,7 +67,9 @@ def test_head_is_empty_and_starts_nothing(client, automation):
 
 def test_options_is_a_cors_preflight_and_starts_nothing(client, automation):
     response = client.options(
-        hook_path(automation), HTTP_ORIGIN="https://sender.example", HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
+        hook_path(automation),
+        HTTP_ORIGIN="https://sender.example",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
         HTTP_ACCESS_CONTROL_REQUEST_HEADERS="content-type, x-signature",
     )
     assert response.status_code == 200
@@ -84,24 +89,27 @@ def test_other_methods_get_405(client, automation, method):
 
 
 def test_it_echoes_the_hook_secret_without_a_run(client, automation):
-    response = client.post(hook_path(automation), data=b"{}", content_type="application/json",
-                           HTTP_X_HOOK_SECRET="s3cr3t")
+    response = client.post(
+        hook_path(automation), data=b"{}", content_type="application/json", HTTP_X_HOOK_SECRET="s3cr3t"
+    )
     assert response.status_code == 200
     assert response["X-Hook-Secret"] == "s3cr3t"
     assert not Delivery.objects.exists()
 
 
 def test_it_echoes_a_challenge_without_a_run(client, automation):
-    response = client.post(hook_path(automation), data=json.dumps({"challenge": "abc123"}),
-                           content_type="application/json")
+    response = client.post(
+        hook_path(automation), data=json.dumps({"challenge": "abc123"}), content_type="application/json"
+    )
     assert response.status_code == 200
     assert response.json() == {"challenge": "abc123"}
     assert not Delivery.objects.exists()
 
 
 def test_a_body_with_a_challenge_and_more_is_an_ordinary_delivery(client, automation):
-    response = client.post(hook_path(automation), data=json.dumps({"challenge": "abc", "type": "x"}),
-                           content_type="application/json")
+    response = client.post(
+        hook_path(automation), data=json.dumps({"challenge": "abc", "type": "x"}), content_type="application/json"
+    )
     assert response.status_code == 200 and response.content == b""
     assert Delivery.objects.count() == 1
 
@@ -150,8 +158,9 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading(client, auto
 
         readline = read
 
-    response = client.post(hook_path(automation), content_type="text/plain", CONTENT_LENGTH="5000000",
-                           **{"wsgi.input": Unreadable()})
+    response = client.post(
+        hook_path(automation), content_type="text/plain", CONTENT_LENGTH="5000000", **{"wsgi.input": Unreadable()}
+    )
     assert response.status_code == 413
 
 
@@ -202,8 +211,12 @@ class Leaving:
 
 @pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
 def test_it_refuses_a_cut_off_body(client, automation, reset):
-    response = client.post(hook_path(automation), content_type="application/json", CONTENT_LENGTH="1000",
-                           **{"wsgi.input": Leaving(b'{"email": "x@example.com", "padding": "xxx', reset=reset)})
+    response = client.post(
+        hook_path(automation),
+        content_type="application/json",
+        CONTENT_LENGTH="1000",
+        **{"wsgi.input": Leaving(b'{"email": "x@example.com", "padding": "xxx', reset=reset)},
+    )
     assert (response.status_code, response.content) == (400, b"")
     assert not Delivery.objects.exists()
 
@@ -224,10 +237,11 @@ def test_a_challenge_without_a_strict_json_form_is_an_ordinary_delivery(client, 
 
 
 def test_a_challenge_is_echoed_as_utf8_json(client, automation):
-    response = client.post(hook_path(automation), data=b'{"challenge": "caf\\u00e9 \\ud83d\\ude00"}',
-                           content_type="application/json")
+    response = client.post(
+        hook_path(automation), data=b'{"challenge": "caf\\u00e9 \\ud83d\\ude00"}', content_type="application/json"
+    )
     assert response.status_code == 200
-    assert json.loads(response.content.decode("utf-8")) == {"challenge": "caf\u00e9 \U0001F600"}
+    assert json.loads(response.content.decode("utf-8")) == {"challenge": "caf\u00e9 \U0001f600"}
     assert not Delivery.objects.exists()
 
 
@@ -238,8 +252,11 @@ class Unread:
     readline = read
 
 
-@pytest.mark.parametrize("framing", [{"CONTENT_LENGTH": "26000000"}, {"HTTP_TRANSFER_ENCODING": "chunked"}],
-                         ids=["declared 26 MB", "chunked"])
+@pytest.mark.parametrize(
+    "framing",
+    [{"CONTENT_LENGTH": "26000000"}, {"HTTP_TRANSFER_ENCODING": "chunked"}],
+    ids=["declared 26 MB", "chunked"],
+)
 def test_a_remembered_key_of_a_deleted_automation_gets_404_before_a_large_body_is_read(client, automation, framing):
     path = hook_path(automation)
     assert client.post(path, data=b"1", content_type="text/plain").status_code == 200  # now remembered
@@ -248,8 +265,11 @@ def test_a_remembered_key_of_a_deleted_automation_gets_404_before_a_large_body_i
     assert (response.status_code, response.content) == (404, b"")
 
 
-@pytest.mark.parametrize("framing", [{"CONTENT_LENGTH": "26000000"}, {"HTTP_TRANSFER_ENCODING": "chunked"}],
-                         ids=["declared 26 MB", "chunked"])
+@pytest.mark.parametrize(
+    "framing",
+    [{"CONTENT_LENGTH": "26000000"}, {"HTTP_TRANSFER_ENCODING": "chunked"}],
+    ids=["declared 26 MB", "chunked"],
+)
 def test_that_404_costs_one_lookup_as_any_miss_does(web_client, automation, framing):
     """Counted where Django's view looks it up, in the request's thread (the hooks process asks a thread of its own)."""
     from django.db import connection

@@ -4,6 +4,7 @@ The hooks process learns what Django's middleware would do with a webhook
 request by running it once per host and scheme (hooks/asgi.py); these tests
 hold it to what Django itself answers.
 """
+
 import logging
 from urllib.parse import urlsplit
 
@@ -59,19 +60,23 @@ def test_other_paths_go_to_django(hooks_client, handed_to_django):
     assert handed_to_django == ["/healthz", "/webservice-abc", "/automation", "/webhook/other"]
 
 
-def test_a_webhook_path_on_another_host_goes_to_django_and_answers_as_there(hooks_client, path, three_hosts,
-                                                                          handed_to_django):
+def test_a_webhook_path_on_another_host_goes_to_django_and_answers_as_there(
+    hooks_client, path, three_hosts, handed_to_django
+):
     kwargs = {"data": b"1", "content_type": "text/plain", "secure": True}
     assert hooks_client.post(path, HTTP_HOST="hooks.example.com", **kwargs).status_code == 200
-    answered = {host: hooks_client.post(path, HTTP_HOST=host, **kwargs).status_code
-                for host in ("app.example.com", "mcp.example.com", "evil.example")}
+    answered = {
+        host: hooks_client.post(path, HTTP_HOST=host, **kwargs).status_code
+        for host in ("app.example.com", "mcp.example.com", "evil.example")
+    }
     assert answered == {"app.example.com": 404, "mcp.example.com": 404, "evil.example": 400}
     assert handed_to_django == [path] * 3
     assert Delivery.objects.count() == 1
 
 
-def test_requests_django_would_redirect_or_read_from_a_proxy_go_to_django(hooks_client, path, settings,
-                                                                        handed_to_django):
+def test_requests_django_would_redirect_or_read_from_a_proxy_go_to_django(
+    hooks_client, path, settings, handed_to_django
+):
     settings.SECURE_SSL_REDIRECT = True  # Django would redirect plain http
     hooks_client.post(path, data=b"1", content_type="text/plain")
     assert hooks_client.post(path, data=b"1", content_type="text/plain", secure=True).status_code == 200
@@ -112,8 +117,11 @@ def test_the_hooks_process_and_djangos_view_send_the_same_answer(web_client, hoo
     for client in (web_client, hooks_client):
         for secure in (False, True):
             response = client.generic(method, sent_to, body, content_type="application/json", secure=secure, **headers)
-            kept = {name.lower(): value for name, value in response.items()
-                    if name.lower() != answers.DELIVERY_HEADER.lower()}
+            kept = {
+                name.lower(): value
+                for name, value in response.items()
+                if name.lower() != answers.DELIVERY_HEADER.lower()
+            }
             seen.append((response.status_code, response.content, kept))
     web_plain, web_secure, hooks_plain, hooks_secure = seen
     assert hooks_plain == web_plain
@@ -145,6 +153,10 @@ def test_a_cut_off_body_of_any_other_page_is_a_400_not_a_short_form(through, dja
     django_user_model.objects.create_user("ada", password="pw-ada-12345")
     through.cookies["csrftoken"] = "c" * 32  # so that CSRF's check reads the form
     sent = b"username=ada&password=pw-ada-12345&next=/ad"  # 44 bytes of a login form that said 1,000
-    response = through.post("/admin/login/", content_type="application/x-www-form-urlencoded",
-                            CONTENT_LENGTH="1000", **{"wsgi.input": Leaving(sent)})
+    response = through.post(
+        "/admin/login/",
+        content_type="application/x-www-form-urlencoded",
+        CONTENT_LENGTH="1000",
+        **{"wsgi.input": Leaving(sent)},
+    )
     assert response.status_code == 400

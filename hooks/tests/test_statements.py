@@ -1,4 +1,5 @@
 """The raw SQL of deliveries (hooks/statements.py) names every field of Delivery, and stores what the ORM would."""
+
 import dataclasses
 from datetime import timedelta
 
@@ -30,14 +31,31 @@ def test_an_accepted_request_has_one_attribute_per_accepted_column():
 
 def test_an_inserted_delivery_reads_back_as_one_the_orm_created(make_automation):
     automation = make_automation([])
-    row = intake.Accepted(automation_id=automation.pk, method="POST", path="/automation-{key}", query_string="a=1",
-                          content_type="application/json", body=b"{}", body_digest="0" * 64)
+    row = intake.Accepted(
+        automation_id=automation.pk,
+        method="POST",
+        path="/automation-{key}",
+        query_string="a=1",
+        content_type="application/json",
+        body=b"{}",
+        body_digest="0" * 64,
+    )
     statements.insert_deliveries([row])
-    made = Delivery.objects.create(automation=automation, method="POST", path="/automation-{key}", query_string="a=1",
-                                   content_type="application/json", body=b"{}", body_digest="0" * 64)
+    made = Delivery.objects.create(
+        automation=automation,
+        method="POST",
+        path="/automation-{key}",
+        query_string="a=1",
+        content_type="application/json",
+        body=b"{}",
+        body_digest="0" * 64,
+    )
     inserted = Delivery.objects.get(pk=row.pk)
-    different = {field.name for field in Delivery._meta.concrete_fields
-                 if getattr(inserted, field.attname) != getattr(made, field.attname)}
+    different = {
+        field.name
+        for field in Delivery._meta.concrete_fields
+        if getattr(inserted, field.attname) != getattr(made, field.attname)
+    }
     assert different == {"id", "public_id", "received_at"}
     assert inserted.public_id == row.public_id
     # The database's clock, stored as Django stores an aware datetime (on SQLite, text in UTC).

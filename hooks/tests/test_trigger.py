@@ -1,4 +1,5 @@
 """Trigger data (SPEC 2.3) from what a sender sent."""
+
 import pytest
 
 from hooks.trigger import parse_body, parse_params, trigger_data
@@ -10,7 +11,7 @@ from hooks.trigger import parse_body, parse_params, trigger_data
         (b'{"a": {"b": [1, 2]}}', "application/json", {"a": {"b": [1, 2]}}),
         (b'{"a": 1}', "text/plain", {"a": 1}),  # mislabelled JSON is still JSON
         (b"[1, 2]", "", [1, 2]),
-        (b"\xef\xbb\xbf{\"a\": 1}", "application/json", {"a": 1}),  # a UTF-8 byte order mark
+        (b'\xef\xbb\xbf{"a": 1}', "application/json", {"a": 1}),  # a UTF-8 byte order mark
         (b"a=1&b=2", "application/x-www-form-urlencoded", "a=1&b=2"),
         (b"hello", "text/plain", "hello"),
         (b"", "", ""),

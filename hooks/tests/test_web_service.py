@@ -1,4 +1,5 @@
 """Web service URLs (SPEC 4.2, 7.3): the caller waits for the run and gets what its respond step sets."""
+
 from urllib.parse import urlsplit
 
 import pytest
@@ -10,8 +11,13 @@ pytestmark = pytest.mark.django_db
 
 ECHO = [
     {"id": "greet", "kind": "set_values", "values": {"text": "hello {{trigger.params.name}}"}},
-    {"id": "answer", "kind": "respond", "status": 201, "headers": {"X-Kind": "greeting"},
-     "body": {"greeting": "{{steps.greet.text}}", "got": "{{trigger.body}}"}},
+    {
+        "id": "answer",
+        "kind": "respond",
+        "status": 201,
+        "headers": {"X-Kind": "greeting"},
+        "body": {"greeting": "{{steps.greet.text}}", "got": "{{trigger.body}}"},
+    },
 ]
 
 
@@ -27,7 +33,9 @@ def service_path(automation):
 
 def test_it_answers_with_the_status_headers_and_body_the_respond_step_sets(client, make_automation):
     automation = make_automation(ECHO)
-    response = client.post(service_path(automation) + "?name=ada", data=b'{"a": [1, 2]}', content_type="application/json")
+    response = client.post(
+        service_path(automation) + "?name=ada", data=b'{"a": [1, 2]}', content_type="application/json"
+    )
     assert response.status_code == 201
     assert response["X-Kind"] == "greeting"
     assert response["Content-Type"] == "application/json"
@@ -52,8 +60,19 @@ def test_a_text_body_is_sent_as_text(client, make_automation):
 
 
 def test_the_respond_step_cannot_grant_credentials_or_change_cors(client, make_automation):
-    automation = make_automation([{"id": "r", "kind": "respond", "headers": {
-        "Access-Control-Allow-Origin": "https://evil.example", "Access-Control-Allow-Credentials": "true", "Content-Type": "text/csv"}}])
+    automation = make_automation(
+        [
+            {
+                "id": "r",
+                "kind": "respond",
+                "headers": {
+                    "Access-Control-Allow-Origin": "https://evil.example",
+                    "Access-Control-Allow-Credentials": "true",
+                    "Content-Type": "text/csv",
+                },
+            }
+        ]
+    )
     response = client.get(service_path(automation))
     assert response["Access-Control-Allow-Origin"] == "*"
     assert "Access-Control-Allow-Credentials" not in response
@@ -69,7 +88,9 @@ def test_without_a_respond_step_it_answers_when_the_run_ends(client, make_automa
 
 
 def test_a_stopped_run_answers_200_and_a_failed_one_500(client, make_automation):
-    stopped = make_automation([{"id": "c", "kind": "condition", "all": [{"left": "{{trigger.params.go}}", "op": "exists"}]}])
+    stopped = make_automation(
+        [{"id": "c", "kind": "condition", "all": [{"left": "{{trigger.params.go}}", "op": "exists"}]}]
+    )
     assert client.get(service_path(stopped)).json()["status"] == "stopped"
     failing = make_automation([{"id": "h", "kind": "http_request", "url": "nope"}], name="failing")
     response = client.get(service_path(failing))
@@ -79,7 +100,9 @@ def test_a_stopped_run_answers_200_and_a_failed_one_500(client, make_automation)
 
 def test_a_run_past_the_wait_timeout_answers_504(client, make_automation, settings):
     settings.WEB_SERVICE_TIMEOUT_SECONDS = 0  # the caller's time is up before the first step
-    automation = make_automation([{"id": "a", "kind": "set_values", "values": {"a": 1}}, {"id": "r", "kind": "respond", "body": "late"}])
+    automation = make_automation(
+        [{"id": "a", "kind": "set_values", "values": {"a": 1}}, {"id": "r", "kind": "respond", "body": "late"}]
+    )
     response = client.get(service_path(automation))
     assert response.status_code == 504
     assert Run.objects.get().status == Run.Status.FAILED
@@ -87,8 +110,11 @@ def test_a_run_past_the_wait_timeout_answers_504(client, make_automation, settin
 
 def test_options_is_a_preflight_that_neither_runs_nor_counts(client, make_automation):
     automation = make_automation(ECHO)
-    response = client.options(service_path(automation), HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
-                              HTTP_ACCESS_CONTROL_REQUEST_HEADERS="content-type")
+    response = client.options(
+        service_path(automation),
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
+        HTTP_ACCESS_CONTROL_REQUEST_HEADERS="content-type",
+    )
     assert response.status_code == 204
     assert response["Access-Control-Allow-Origin"] == "*"
     assert response["Access-Control-Allow-Headers"] == "content-type"
@@ -99,7 +125,13 @@ def test_options_is_a_preflight_that_neither_runs_nor_counts(client, make_automa
 def test_unknown_keys_get_404_web_service_not_found(client, make_automation):
     automation = make_automation(ECHO)
     path = service_path(automation)
-    for miss in (path[:-1], path + "x", "/webservice-", "/webservice-" + "A" * 32, path.replace("/webservice-", "/automation-") + "zz"):
+    for miss in (
+        path[:-1],
+        path + "x",
+        "/webservice-",
+        "/webservice-" + "A" * 32,
+        path.replace("/webservice-", "/automation-") + "zz",
+    ):
         response = client.post(miss)
         if miss.startswith("/webservice-"):
             assert (response.status_code, response.content) == (404, b"web service not found"), miss
@@ -138,8 +170,12 @@ def test_a_cut_off_body_neither_runs_nor_counts(client, make_automation):
     from hooks.tests.test_receive import Leaving
 
     automation = make_automation(ECHO)
-    response = client.post(service_path(automation), content_type="application/json", CONTENT_LENGTH="1000",
-                           **{"wsgi.input": Leaving(b'{"a": [1, 2], "padding": "xxxxxxxxxx')})
+    response = client.post(
+        service_path(automation),
+        content_type="application/json",
+        CONTENT_LENGTH="1000",
+        **{"wsgi.input": Leaving(b'{"a": [1, 2], "padding": "xxxxxxxxxx')},
+    )
     assert (response.status_code, response.content) == (400, b"request body incomplete")
     assert response["Access-Control-Allow-Origin"] == "*"
     assert not Run.objects.exists()

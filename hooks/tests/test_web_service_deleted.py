@@ -1,11 +1,11 @@
 """A web service whose automation is deleted while the call is under way answers 404 and counts nothing."""
+
 from urllib.parse import urlsplit
 
 import pytest
 from django.test import Client
 
-from automations import runs
-from automations import engine
+from automations import engine, runs
 from automations import services as automation_services
 from automations.models import Automation, Run, WebServiceUsage
 

@@ -1,4 +1,5 @@
 """Public keys are credentials (DESIGN.md contracts 3 and 7): issued, found by one lookup, retired, never in clear."""
+
 import pytest
 from django.db import IntegrityError, connection, transaction
 
@@ -74,8 +75,9 @@ def test_a_deleted_targets_keys_go_with_it(target):
 def test_a_target_has_one_live_key_per_purpose(target):
     live = PublicKey.objects.get(target_id=target.pk, purpose=Purpose.WEBHOOK)
     with pytest.raises(IntegrityError), transaction.atomic():
-        PublicKey.objects.create(purpose=Purpose.WEBHOOK, digest="0" * 64, sealed="", target_type=live.target_type,
-                                 target_id=target.pk)
+        PublicKey.objects.create(
+            purpose=Purpose.WEBHOOK, digest="0" * 64, sealed="", target_type=live.target_type, target_id=target.pk
+        )
 
 
 def test_a_purpose_that_does_not_exist_is_refused(target):
@@ -83,15 +85,18 @@ def test_a_purpose_that_does_not_exist_is_refused(target):
         services.issue_key(purpose="carrier_pigeon", target=target)
 
 
-@pytest.mark.parametrize(("purpose", "shape"), [
-    (Purpose.WEBHOOK, "https://hooks.example.com/automation-{key}"),
-    (Purpose.WEB_SERVICE, "https://hooks.example.com/webservice-{key}"),
-    (Purpose.FORM, "https://app.example.com/form/{key}"),
-    (Purpose.ONE_TIME_FORM, "https://app.example.com/form/s/{key}"),
-    (Purpose.FORM_SESSION, "https://app.example.com/form/run/{key}"),
-    (Purpose.CHAT_WIDGET, "https://app.example.com/webchat/{key}"),
-    (Purpose.APPROVAL_QUEUE, "https://app.example.com/moderation?queue={key}"),
-])
+@pytest.mark.parametrize(
+    ("purpose", "shape"),
+    [
+        (Purpose.WEBHOOK, "https://hooks.example.com/automation-{key}"),
+        (Purpose.WEB_SERVICE, "https://hooks.example.com/webservice-{key}"),
+        (Purpose.FORM, "https://app.example.com/form/{key}"),
+        (Purpose.ONE_TIME_FORM, "https://app.example.com/form/s/{key}"),
+        (Purpose.FORM_SESSION, "https://app.example.com/form/run/{key}"),
+        (Purpose.CHAT_WIDGET, "https://app.example.com/webchat/{key}"),
+        (Purpose.APPROVAL_QUEUE, "https://app.example.com/moderation?queue={key}"),
+    ],
+)
 def test_the_url_of_each_purpose_has_the_shape_of_the_spec(target, settings, purpose, shape):
     settings.BASE_URL, settings.HOOKS_URL = "https://app.example.com", "https://hooks.example.com"
     key = services.issue_key(purpose=purpose, target=target)

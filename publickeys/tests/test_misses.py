@@ -4,6 +4,7 @@ No timing is measured: what a miss costs is pinned by the queries it sends,
 per lookalike key, through the one lookup and through the webhook and web
 service selectors built on it.
 """
+
 import re
 
 import pytest
@@ -35,8 +36,10 @@ def with_digest_prefix(digest: str, length: int = 3) -> str:
 
 
 def keys_of(automation) -> dict:
-    return {Purpose.WEBHOOK: key_in(automation_services.hook_url(automation)),
-            Purpose.WEB_SERVICE: key_in(automation_services.web_service_url(automation))}
+    return {
+        Purpose.WEBHOOK: key_in(automation_services.hook_url(automation)),
+        Purpose.WEB_SERVICE: key_in(automation_services.web_service_url(automation)),
+    }
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
 """keys.redact: no text the service writes holds a URL key in clear, however its URL was spelled (contract 7)."""
+
 import random
 
 import pytest
@@ -73,51 +74,77 @@ def test_shapes_that_overlap_give_up_every_key():
     assert redact(f"/automation-x%2Fautomation-{KEY}") == "/automation-{key}"
 
 
-@pytest.mark.parametrize("raw", [
-    f"/%61utomation-{KEY}",
-    f"/automation%2D{KEY}",
-    f"/automation%2d{KEY}",
-    f"/webhook%2Fautomation-{KEY}",
-    f"/webhook%2fautomation-{KEY}",
-    f"/%77ebhook/%61%75%74%6F%6D%61%74%69%6F%6E%2D{KEY}",
-    f"/webs%65rvice-{KEY}",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        f"/%61utomation-{KEY}",
+        f"/automation%2D{KEY}",
+        f"/automation%2d{KEY}",
+        f"/webhook%2Fautomation-{KEY}",
+        f"/webhook%2fautomation-{KEY}",
+        f"/%77ebhook/%61%75%74%6F%6D%61%74%69%6F%6E%2D{KEY}",
+        f"/webs%65rvice-{KEY}",
+    ],
+)
 def test_it_catches_the_percent_encoded_spellings_django_decodes_to_a_key_url(raw):
     assert hooks_key(raw) == KEY, "not a spelling Django routes with this key"
     assert KEY not in redact(f'"POST {raw} HTTP/1.1"')
 
 
-@pytest.mark.parametrize("raw, redacted", [
-    (f"/form/%73/{KEY}", "/form/%73/{key}"),
-    (f"/form%2Frun%2F{KEY}", "/form%2Frun%2F{key}"),
-    (f"/webchat/emb%65d.js?k%65y={KEY}", "/webchat/emb%65d.js?k%65y={key}"),
-    (f"/moderation?q%75eue%3D{KEY}", "/moderation?q%75eue%3D{key}"),
-    (f"/login?next=%2Fmoderation%3Fqueue%3D{KEY}", "/login?next=%2Fmoderation%3Fqueue%3D{key}"),
-    (f"/automation-%4B{KEY}", "/automation-{key}"),
-])
+@pytest.mark.parametrize(
+    "raw, redacted",
+    [
+        (f"/form/%73/{KEY}", "/form/%73/{key}"),
+        (f"/form%2Frun%2F{KEY}", "/form%2Frun%2F{key}"),
+        (f"/webchat/emb%65d.js?k%65y={KEY}", "/webchat/emb%65d.js?k%65y={key}"),
+        (f"/moderation?q%75eue%3D{KEY}", "/moderation?q%75eue%3D{key}"),
+        (f"/login?next=%2Fmoderation%3Fqueue%3D{KEY}", "/login?next=%2Fmoderation%3Fqueue%3D{key}"),
+        (f"/automation-%4B{KEY}", "/automation-{key}"),
+    ],
+)
 def test_it_catches_percent_encoded_spellings_of_the_other_shapes(raw, redacted):
     assert redact(raw) == redacted
 
 
-@pytest.mark.parametrize("lookalike", [
-    f"/Automation-{KEY}",  # URLs are case-sensitive
-    f"/automations/{KEY}",
-    f"/webservice/{KEY}",
-    f"/%2561utomation-{KEY}",  # encoded twice: Django sees %61utomation-
-    f"/automation{KEY}",
-    f"automation-{KEY}",
-])
+@pytest.mark.parametrize(
+    "lookalike",
+    [
+        f"/Automation-{KEY}",  # URLs are case-sensitive
+        f"/automations/{KEY}",
+        f"/webservice/{KEY}",
+        f"/%2561utomation-{KEY}",  # encoded twice: Django sees %61utomation-
+        f"/automation{KEY}",
+        f"automation-{KEY}",
+    ],
+)
 def test_it_leaves_hooks_lookalikes_that_reach_no_key_route(lookalike):
     assert hooks_key(lookalike) is None
     assert redact(lookalike) == lookalike
 
 
-@pytest.mark.parametrize("lookalike", [
-    "/automation-", "/webservice-", "/form/", "/form/s/", "/webchat/", "/webchat/embed.js",
-    "/webchat/embed.js?v=2", "/moderation?page=2", f"/moderation?queues={KEY}", f"/moderation?xqueue={KEY}",
-    f"/webchat/embed.js?keys={KEY}", f"/forms/{KEY}", f"/webchats/{KEY}", "/admin/automations/automation/3/change/",
-    "/catalog/v1/apps/acorn-crm", "Task hooks.process_delivery[5] succeeded", "", "{key}",
-])
+@pytest.mark.parametrize(
+    "lookalike",
+    [
+        "/automation-",
+        "/webservice-",
+        "/form/",
+        "/form/s/",
+        "/webchat/",
+        "/webchat/embed.js",
+        "/webchat/embed.js?v=2",
+        "/moderation?page=2",
+        f"/moderation?queues={KEY}",
+        f"/moderation?xqueue={KEY}",
+        f"/webchat/embed.js?keys={KEY}",
+        f"/forms/{KEY}",
+        f"/webchats/{KEY}",
+        "/admin/automations/automation/3/change/",
+        "/catalog/v1/apps/acorn-crm",
+        "Task hooks.process_delivery[5] succeeded",
+        "",
+        "{key}",
+    ],
+)
 def test_it_leaves_text_without_a_key(lookalike):
     assert redact(lookalike) == lookalike
 
@@ -153,9 +180,11 @@ def test_it_replaces_a_key_of_any_characters_up_to_its_separator(shape, key, sep
     assert redact(text) == f"{before} {shape}{PLACEHOLDER}{separator}{after}"
 
 
-@given(mask=st.integers(min_value=0, max_value=2**96 - 1), seed=st.integers(), prefix=st.sampled_from(
-    ["/automation-", "/webhook/automation-", "/webservice-"]
-))
+@given(
+    mask=st.integers(min_value=0, max_value=2**96 - 1),
+    seed=st.integers(),
+    prefix=st.sampled_from(["/automation-", "/webhook/automation-", "/webservice-"]),
+)
 def test_every_percent_encoded_spelling_django_routes_is_caught(mask, seed, prefix):
     chance = random.Random(seed)
 
@@ -171,4 +200,3 @@ def test_every_percent_encoded_spelling_django_routes_is_caught(mask, seed, pref
     redacted = redact(f'127.0.0.1 - - "POST {raw} HTTP/1.1" 200 0 "-" "curl"')
     assert KEY not in redacted and raw_key not in redacted
     assert KEY not in redact(django_path(raw))
-

@@ -1,4 +1,5 @@
 """The whole service as separate processes for end-to-end tests: gunicorn, a Celery worker and beat."""
+
 import os
 import signal
 import socket
@@ -64,17 +65,57 @@ class Stack:
             app, worker = "config.asgi:application", ["-k", "asgi", "--threads", "1"]
         else:
             app, worker = "config.wsgi", ["--threads", "8"]
-        self._start("web", sys.executable, "-m", "gunicorn", app, "-c", "config/gunicorn.py",
-                    "--bind", f"127.0.0.1:{self.port}", "--workers", "2", *worker, "--log-level", "warning")
+        self._start(
+            "web",
+            sys.executable,
+            "-m",
+            "gunicorn",
+            app,
+            "-c",
+            "config/gunicorn.py",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            "2",
+            *worker,
+            "--log-level",
+            "warning",
+        )
         wait_until(self._answers, 30, 0.2, "gunicorn to answer")
 
     def start_worker(self) -> None:
-        self._start("worker", sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency", "2",
-                    "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--pool", "prefork")
+        self._start(
+            "worker",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--concurrency",
+            "2",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--pool",
+            "prefork",
+        )
 
     def start_beat(self) -> None:
-        self._start("beat", sys.executable, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO",
-                    "--schedule", str(self.logs / "beat-schedule"))
+        self._start(
+            "beat",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "beat",
+            "--loglevel",
+            "INFO",
+            "--schedule",
+            str(self.logs / "beat-schedule"),
+        )
 
     def kill(self, name: str) -> None:
         """SIGKILL the process and its children: no shutdown, no acknowledgements, no requeue."""

@@ -3,6 +3,7 @@
 Before the delete waited for runs being started, 5 to 12 deletes in 50 failed
 on a run the worker committed meanwhile, and the automation lived on.
 """
+
 from urllib.parse import urlsplit
 
 import httpx

@@ -8,6 +8,7 @@ gunicorn logs, and Celery messages whose arguments carry a key. Then a
 pg_dump of the whole database and every log file are searched for each key
 as issued; the sealed copies are encrypted and do not match.
 """
+
 import shutil
 import socket
 import subprocess
@@ -39,8 +40,14 @@ ACCESS_LOG = "--access-logfile - --access-logformat " + (
 ECHO_PATH = [{"id": "answer", "kind": "respond", "body": {"path": "{{trigger.path}}"}}]
 RECORD_PATH = [
     {"id": "seen", "kind": "set_values", "values": {"path": "{{trigger.path}}"}},
-    {"id": "row", "kind": "lookup_rows", "table": "paths", "scope": "account", "action": "add",
-     "values": {"path": "{{trigger.path}}"}},
+    {
+        "id": "row",
+        "kind": "lookup_rows",
+        "table": "paths",
+        "scope": "account",
+        "action": "add",
+        "values": {"path": "{{trigger.path}}"},
+    },
 ]
 
 
@@ -87,8 +94,9 @@ def database_dump() -> str:
     for option, value in (("-h", database["HOST"]), ("-p", database["PORT"]), ("-U", database["USER"])):
         command += [option, str(value)] if value else []
     env = {"PGPASSWORD": database["PASSWORD"]} if database.get("PASSWORD") else {}
-    return subprocess.run(command, check=True, capture_output=True, text=True, timeout=120,
-                          env={"PATH": "/usr/bin:/bin", **env}).stdout
+    return subprocess.run(
+        command, check=True, capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin", **env}
+    ).stdout
 
 
 def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automation, tmp_path):
@@ -104,11 +112,14 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
     for stack in stacks.values():
         for path in (f"/automation-{hook_key}", f"/webhook/automation-{hook_key}", f"/%61utomation%2D{hook_key}"):
             body = f'{{"n": {accepted}}}'  # bodies differ: identical ones would be suppressed as duplicates
-            answer = raw_request(stack.port, (
-                f"POST {path}?n=1 HTTP/1.1\r\nHost: 127.0.0.1:{stack.port}\r\nContent-Type: application/json\r\n"
-                f"Referer: {stack.base}/webservice-{service_key}\r\nContent-Length: {len(body)}\r\n"
-                f"Connection: close\r\n\r\n{body}"
-            ).encode())
+            answer = raw_request(
+                stack.port,
+                (
+                    f"POST {path}?n=1 HTTP/1.1\r\nHost: 127.0.0.1:{stack.port}\r\nContent-Type: application/json\r\n"
+                    f"Referer: {stack.base}/webservice-{service_key}\r\nContent-Length: {len(body)}\r\n"
+                    f"Connection: close\r\n\r\n{body}"
+                ).encode(),
+            )
             assert answer.startswith(b"HTTP/1.1 200"), answer
             accepted += 1
         response = httpx.post(f"{stack.base}/webservice-{service_key}", json={}, timeout=30)
@@ -116,10 +127,13 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
         assert httpx.post(f"{stack.base}/webservice-{refusing_key}", json={}, timeout=30).status_code == 503
         for path in (f"/automation-{hook_key}", f"/webservice-{service_key}"):
             # A chunk size that is no number: whatever the answer, nothing logged about it may hold the key.
-            raw_request(stack.port, (
-                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{stack.port}\r\nTransfer-Encoding: chunked\r\n"
-                "Connection: close\r\n\r\nzz\r\n"
-            ).encode())
+            raw_request(
+                stack.port,
+                (
+                    f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{stack.port}\r\nTransfer-Encoding: chunked\r\n"
+                    "Connection: close\r\n\r\nzz\r\n"
+                ).encode(),
+            )
         # A request line gunicorn refuses, and logs with the line in it.
         raw_request(stack.port, f"POST /automation-{hook_key}\x7f HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     failing = app.send_task("hooks.process_delivery", args=[f"/automation-{hook_key}"])
@@ -132,8 +146,14 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
         wait_until(lambda: statuses() == [("done", "")] * accepted, 60, message="every accepted webhook to run")
     except AssertionError:
         raise AssertionError(statuses()) from None
-    wait_until(lambda: f"{failing.id}] raised" in stacks["web"].log("worker")
-               or f"{failing.id}] succeeded" in stacks["web"].log("worker"), 60, message="the worker to run the task")
+    wait_until(
+        lambda: (
+            f"{failing.id}] raised" in stacks["web"].log("worker")
+            or f"{failing.id}] succeeded" in stacks["web"].log("worker")
+        ),
+        60,
+        message="the worker to run the task",
+    )
     wait_until(lambda: "flowgate.no_such_task" in stacks["web"].log("worker"), 60, message="the unregistered message")
     wait_until(lambda: "Invalid request from ip" in stacks["web"].log("web"), 30, message="gunicorn's error line")
     for stack in stacks.values():

@@ -1,4 +1,5 @@
 """Runs that wait, end to end: a delay across a worker killed and restarted, resumed by beat, each run once."""
+
 import json
 from urllib.parse import urlsplit
 
@@ -41,8 +42,9 @@ def test_delayed_runs_go_on_after_their_worker_was_killed_and_each_completes_onc
     automation = make_automation(WAIT_THEN_RECORD)
     url = stack.base + urlsplit(automation_services.hook_url(automation)).path
     for n in range(5):
-        response = httpx.post(url, content=json.dumps({"n": n}).encode(),
-                              headers={"Content-Type": "application/json"}, timeout=30)
+        response = httpx.post(
+            url, content=json.dumps({"n": n}).encode(), headers={"Content-Type": "application/json"}, timeout=30
+        )
         assert response.status_code == 200
     wait_until(lambda: Run.objects.filter(status=Run.Status.WAITING).count() == 5, 60, message="5 runs to wait")
     assert set(Delivery.objects.values_list("status", flat=True)) == {"done"}  # done once their run waits

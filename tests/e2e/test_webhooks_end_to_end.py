@@ -8,6 +8,7 @@ chunked and oversized bodies through a real server, and the fault test:
 the worker is killed with SIGKILL in the middle of runs, and every delivery
 that got a 200 still ends with exactly one successful run.
 """
+
 import http.client
 import json
 import time
@@ -29,12 +30,20 @@ from tests.local_apps import serving, slow_handler
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql", reason="end-to-end tests run on PostgreSQL and Redis"
+        not settings.REDIS_URL or connection.vendor != "postgresql",
+        reason="end-to-end tests run on PostgreSQL and Redis",
     ),
 ]
 
 RECORD = [
-    {"id": "row", "kind": "lookup_rows", "table": "seen", "scope": "account", "action": "add", "values": {"n": "{{trigger.body.n}}"}},
+    {
+        "id": "row",
+        "kind": "lookup_rows",
+        "table": "seen",
+        "scope": "account",
+        "action": "add",
+        "values": {"n": "{{trigger.body.n}}"},
+    },
 ]
 
 
@@ -54,8 +63,12 @@ def hook_url(stack, automation):
 
 
 def post(url, body, **headers):
-    return httpx.post(url, content=body if isinstance(body, bytes) else json.dumps(body).encode(),
-                      headers={"Content-Type": "application/json", **headers}, timeout=30)
+    return httpx.post(
+        url,
+        content=body if isinstance(body, bytes) else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", **headers},
+        timeout=30,
+    )
 
 
 def settled(automation_id, expected):
@@ -120,7 +133,9 @@ def test_chunked_bodies_are_read_and_oversized_ones_refused(stack, make_automati
 
     def send_chunked(chunks):
         connection_ = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=30)
-        connection_.request("POST", path, body=iter(chunks), headers={"Content-Type": "application/json"}, encode_chunked=True)
+        connection_.request(
+            "POST", path, body=iter(chunks), headers={"Content-Type": "application/json"}, encode_chunked=True
+        )
         response = connection_.getresponse()
         response.read()
         connection_.close()
@@ -157,7 +172,16 @@ def slow_app():
 
 def test_a_worker_killed_mid_run_loses_nothing_and_completes_nothing_twice(stack, make_automation, slow_app):
     automation = make_automation(
-        [{"id": "call", "kind": "http_request", "method": "POST", "url": slow_app, "json": {"n": "{{trigger.body.n}}"}}, *RECORD],
+        [
+            {
+                "id": "call",
+                "kind": "http_request",
+                "method": "POST",
+                "url": slow_app,
+                "json": {"n": "{{trigger.body.n}}"},
+            },
+            *RECORD,
+        ],
         settings={"suppress_duplicates": False},
     )
     url = hook_url(stack, automation)
@@ -172,8 +196,12 @@ def test_a_worker_killed_mid_run_loses_nothing_and_completes_nothing_twice(stack
         send(n)
         if n in (20, 40):
             # A run is waiting on the slow app (0.3 s): the kill lands in its middle.
-            wait_until(lambda: Run.objects.filter(automation=automation, status="running").exists(), 20, 0.01,
-                       "a run in progress")
+            wait_until(
+                lambda: Run.objects.filter(automation=automation, status="running").exists(),
+                20,
+                0.01,
+                "a run in progress",
+            )
             stack.kill("worker")  # SIGKILL in the middle of a run
             stack.start_worker()
     wait_until(lambda: settled(automation.pk, 60), 120, 0.5, "every accepted delivery to complete")
@@ -188,10 +216,18 @@ def test_a_worker_killed_mid_run_loses_nothing_and_completes_nothing_twice(stack
 
 
 def test_a_stream_of_hostile_and_well_formed_webhooks_all_end_across_a_worker_kill(stack, make_automation, slow_app):
-    """Issue 13: every input that once was stored but never ran, mixed with ordinary webhooks, a worker killed mid-run."""
+    """Issue 13: every input once stored but never run, mixed with ordinary webhooks, a worker killed mid-run."""
     automation = make_automation(
-        [{"id": "call", "kind": "http_request", "method": "POST", "url": slow_app, "json": {"got": "{{trigger.body}}"}},
-         *RECORD],
+        [
+            {
+                "id": "call",
+                "kind": "http_request",
+                "method": "POST",
+                "url": slow_app,
+                "json": {"got": "{{trigger.body}}"},
+            },
+            *RECORD,
+        ],
     )
     url = hook_url(stack, automation) + "?a=%00&b=%ED%A0%80&c=%FF"
     hostile = [(param.values[0], param.values[1]) for param in HOSTILE]
@@ -204,8 +240,12 @@ def test_a_stream_of_hostile_and_well_formed_webhooks_all_end_across_a_worker_ki
         assert response.status_code == 200, (n, response.status_code, response.text)
         accepted.append(response.headers["X-Flowgate-Delivery-Id"])
         if n == len(stream) // 2:
-            wait_until(lambda: Run.objects.filter(automation=automation, status="running").exists(), 20, 0.01,
-                       "a run in progress")
+            wait_until(
+                lambda: Run.objects.filter(automation=automation, status="running").exists(),
+                20,
+                0.01,
+                "a run in progress",
+            )
             stack.kill("worker")  # SIGKILL in the middle of a run
             stack.start_worker()
 

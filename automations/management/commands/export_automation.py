@@ -1,4 +1,5 @@
 """manage.py export_automation ID: write an automation's definition document, ready for import_automation."""
+
 import json
 
 from django.core.management.base import BaseCommand, CommandError

@@ -1,4 +1,5 @@
 """manage.py import_automation FILE --owner USER: create or update an automation and print its public URLs."""
+
 import json
 import sys
 
@@ -27,7 +28,7 @@ class Command(BaseCommand):
         document = self._read(file)
         name = name or (document.get("name") if isinstance(document, dict) else None)
         if not name:
-            raise CommandError("give the automation a name: --name, or \"name\" in the document")
+            raise CommandError('give the automation a name: --name, or "name" in the document')
         user = get_user_model().objects.filter(username=owner).first()
         if user is None:
             raise CommandError(f"no user named {owner!r}")
@@ -53,8 +54,10 @@ class Command(BaseCommand):
                     f"{verb} automation {automation.pk} {name!r}, left off: its trigger refused: {refusal}"
                 ) from None
         self.stdout.write(f"{verb} automation {automation.pk} {name!r} ({'on' if automation.enabled else 'off'})")
-        for label, url in (("webhook URL:    ", services.hook_url(automation)),
-                           ("web service URL:", services.web_service_url(automation))):
+        for label, url in (
+            ("webhook URL:    ", services.hook_url(automation)),
+            ("web service URL:", services.web_service_url(automation)),
+        ):
             if url:
                 self.stdout.write(f"{label} {url}")
 

@@ -1,4 +1,5 @@
 """manage.py build_bulk: build the bulk artifact now (beat builds it daily at 04:00 UTC)."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog.bulk import build_bulk

@@ -1,4 +1,5 @@
 """manage.py build_feed: rebuild the stored feed list and detail bodies now."""
+
 from django.core.management.base import BaseCommand
 
 from catalog.feed import build_feed

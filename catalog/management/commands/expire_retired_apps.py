@@ -1,4 +1,5 @@
 """manage.py expire_retired_apps: drop apps past their retirement window from the feed now."""
+
 from django.core.management.base import BaseCommand
 
 from catalog.retirement import expire_retired_apps

@@ -1,4 +1,5 @@
 """manage.py import_catalog FILE: create or update apps and operations from a catalog document."""
+
 import json
 import sys
 

@@ -1,4 +1,5 @@
 """manage.py load_demo: import the generated demo catalog and build the feed and bulk artifact."""
+
 import json
 
 from django.core.management.base import BaseCommand
