@@ -75,8 +75,8 @@ def settle(
     must take gate_changes for the run to settle (a delivery's end, still
     held by its worker); the two commit together or not at all, and the
     gate's row is written first, the order a delete takes them in. On
-    PostgreSQL that is one statement (one round trip; a backlog drained
-    about 20% faster than with a transaction of two: benchmarks/RESULTS.md).
+    PostgreSQL that is one statement, one round trip where a transaction of
+    two takes four (the drain, benchmarks/RESULTS.md, tenth session).
     A run that waits for a time is queued to resume then, and the sweeper
     resumes it if that task is lost.
     """
