@@ -13,7 +13,7 @@ from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from config.devsecret import development_secret
-from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url, env_version
+from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url, env_version, request_body_timeout
 from config.startup_checks import refuse_debug_beyond_loopback, refuse_listen_only_host
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -220,7 +220,7 @@ HOOK_MAX_BODY_BYTES = env_int("HOOK_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1
 # A request body not complete this long after its request arrived is cut off
 # (408 on webhook and web service URLs), so slow senders cannot hold every
 # thread of a process (hooks/bodies.py).
-REQUEST_BODY_TIMEOUT_SECONDS = env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)
+REQUEST_BODY_TIMEOUT_SECONDS = request_body_timeout()
 # Webhook and web service URLs answer 503 (also switchable in admin).
 MAINTENANCE_MODE = env_bool("MAINTENANCE_MODE", False)
 HOOK_SUPPRESSION_SECONDS = env_int("HOOK_SUPPRESSION_SECONDS", 600, minimum=0)
