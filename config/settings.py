@@ -74,6 +74,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Accounts' white-label domains, added in admin, pass the Host check without a restart (config/hosts.py).
+    "config.hosts.WhiteLabelHostMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.hosts.HostRoutingMiddleware",
