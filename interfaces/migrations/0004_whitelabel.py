@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 (
                     "domain",
                     models.CharField(
-                        help_text="Host name (and port, if not 80 or 443) such as forms.example.com; its DNS points at this service.",
+                        help_text="Such as forms.example.com (a port only if not 80 or 443); its DNS points here.",
                         max_length=253,
                         unique=True,
                         validators=[interfaces.domain_names.validate_domain],
