@@ -9,7 +9,7 @@ answers) are the same in every language, and a cache in front keeps one copy.
 
 from django.middleware.locale import LocaleMiddleware
 from django.utils.cache import patch_vary_headers
-from django.utils.translation import get_language
+from django.utils.translation import deactivate, get_language
 
 
 class PageLocaleMiddleware(LocaleMiddleware):
@@ -17,4 +17,6 @@ class PageLocaleMiddleware(LocaleMiddleware):
         if response.get("Content-Type", "").startswith("text/html"):
             patch_vary_headers(response, ("Accept-Language",))
             response.headers.setdefault("Content-Language", get_language())
+        # The thread serves its next request (or task) in the default language unless that request says otherwise.
+        deactivate()
         return response
