@@ -1,3 +1,9 @@
-"""Routes of this app; the paths arrive with the issue that builds them."""
+"""Routes of this app on BASE_URL."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from interfaces import diagram_views
+
+urlpatterns = [
+    path("automation", diagram_views.automation_diagram, name="automation-diagram"),
+]
