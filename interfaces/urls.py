@@ -1,3 +1,10 @@
-"""Routes of this app; the paths arrive with the issue that builds them."""
+"""Routes of this app on BASE_URL (SPEC 4.3)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from interfaces import api, views
+
+urlpatterns = [
+    path("moderation", views.moderation, name="moderation"),
+    path("moderation/api", api.ModerationAPI.as_view(), name="moderation-api"),
+]
