@@ -129,3 +129,25 @@ def test_an_item_nobody_decided_in_time_does_what_on_expiry_says_and_is_no_longe
     assert pending == [] and [view.state for view in closed] == ["expired"]
     outcome = approvals.decide(queue=item.queue, item_id=item.pk, decision="approved", comment="", address=None)
     assert outcome is approvals.Outcome.CLOSED
+
+
+def test_execution_history_shows_what_a_run_waits_for_its_link_and_when_it_expires(staff_client, make_automation):
+    run = deliver(make_automation(steps_with(expires_after=600)))
+    url = approvals.approval_url(ApprovalQueue.objects.get())
+    listing = staff_client.get("/admin/automations/run/?waiting=person").content.decode()
+    assert f"waiting: step ask (approval): Refund order 7, expires at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC" in listing
+    page = staff_client.get(f"/admin/automations/run/{run.pk}/change/").content.decode()
+    assert f'href="{url}"' in page
+    assert staff_client.get("/admin/automations/run/?waiting=time").context["cl"].result_count == 0
+    assert staff_client.get("/admin/automations/run/?waiting=any").context["cl"].result_count == 1
+
+
+def test_an_item_without_expiry_waits_until_answered_in_execution_history(staff_client, waiting_run):
+    listing = staff_client.get("/admin/automations/run/?waiting=any").content.decode()
+    assert "waiting: step ask (approval): Refund order 7, until answered" in listing
+
+
+def test_the_approval_queue_admin_shows_the_link_and_the_items(staff_client, waiting_run):
+    queue = ApprovalQueue.objects.get()
+    page = staff_client.get(f"/admin/interfaces/approvalqueue/{queue.pk}/change/").content.decode()
+    assert approvals.approval_url(queue) in page and "Refund order 7" in page
