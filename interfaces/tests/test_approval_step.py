@@ -151,3 +151,12 @@ def test_the_approval_queue_admin_shows_the_link_and_the_items(staff_client, wai
     queue = ApprovalQueue.objects.get()
     page = staff_client.get(f"/admin/interfaces/approvalqueue/{queue.pk}/change/").content.decode()
     assert approvals.approval_url(queue) in page and "Refund order 7" in page
+
+
+def test_beats_sweeper_resumes_an_item_past_its_expiry(make_automation, eager_tasks):
+    run = deliver(make_automation(steps_with(expires_after=600)))
+    assert runs.sweep() == 0  # not due: its expiry is ten minutes away
+    Run.objects.filter(pk=run.pk).update(resume_at=timezone.now() - timedelta(seconds=1))
+    assert runs.sweep() == 1
+    run.refresh_from_db()
+    assert run.status == Run.Status.FAILED and "expired" in run.error
