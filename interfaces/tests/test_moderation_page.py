@@ -1,7 +1,10 @@
 """The approval page /moderation?queue={key}: GET shows and never decides; a POST with CSRF decides one item once."""
 
 import pytest
-from django.test import Client
+from django.test import Client, override_settings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from automations.models import Run
 from interfaces import approvals
@@ -163,3 +166,29 @@ def test_decided_items_are_listed_newest_first_with_their_outcome(client, queue_
         (second.pk, "rejected"),
         (first.pk, "approved"),
     ]
+
+
+def test_a_decision_after_the_expiry_is_refused_even_before_the_sweeper_came_by(client, make_automation):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from interfaces.tests.conftest import steps_with
+
+    run = deliver(make_automation(steps_with(expires_after=60)))
+    item = ApprovalItem.objects.get()
+    ApprovalItem.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    url = approvals.approval_url(item.queue)
+    response = decide(client, url[url.index("/moderation") :], item.pk)
+    assert response.status_code == 409
+    run.refresh_from_db()
+    assert run.status == Run.Status.WAITING and run.answer is None  # the sweeper ends it as on_expiry says
+
+
+@override_settings(RATELIMIT_ENABLE=False)  # many examples from one address
+@hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.text(max_size=300))
+def test_any_key_that_was_never_issued_gets_the_same_unavailable_page(client, key):
+    never_issued = client.get("/moderation", {"queue": "never-issued"})
+    response = client.get("/moderation", {"queue": key})
+    assert response.status_code == 404 and response.content == never_issued.content
