@@ -111,7 +111,7 @@ def queue_for_key(key: str) -> ApprovalQueue | None:
 
 def items_of(queue: ApprovalQueue) -> tuple[list[ItemView], list[ItemView]]:
     """The queue's pending items, oldest first (the order they came in), and its latest closed ones, newest first."""
-    undecided = list(queue.items.filter(decision="").select_related("run").order_by("created_at", "pk"))
+    undecided = list(_with_run_state(queue.items.filter(decision="")).order_by("created_at", "pk"))
     now = timezone.now()
     pending, closed = [], []
     for item in undecided:
@@ -128,10 +128,15 @@ def items_of(queue: ApprovalQueue) -> tuple[list[ItemView], list[ItemView]]:
 
 
 def item_view(queue: ApprovalQueue, item_id: int) -> ItemView | None:
-    item = queue.items.select_related("run").filter(pk=item_id).first()
+    item = _with_run_state(queue.items.filter(pk=item_id)).first()
     if item is None:
         return None
     return _view(item, item.decision or _undecided_state(item, timezone.now()))
+
+
+def _with_run_state(items):
+    """Items with the two columns of their run that say whether it waits for them, not its large ones."""
+    return items.select_related("run").defer("run__trigger", "run__definition", "run__steps", "run__answer")
 
 
 def _undecided_state(item: ApprovalItem, now: datetime) -> str:

@@ -3,6 +3,47 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+# On PostgreSQL the foreign keys to automations and runs also act in the database, as those of
+# automations/migrations/0002_database_cascades.py do: an automation deleted while a worker puts an item
+# in its queue takes the item with it instead of failing on the key. The tables are new and empty here.
+CASCADES = [
+    ("interfaces_approvalqueue", "automation_id", "automations_automation"),
+    ("interfaces_approvalitem", "run_id", "automations_run"),
+    ("interfaces_approvalitem", "queue_id", "interfaces_approvalqueue"),
+]
+
+_NAME = """
+    SELECT con.conname FROM pg_constraint con
+    JOIN pg_attribute att ON att.attrelid = con.conrelid AND att.attnum = con.conkey[1]
+    WHERE con.contype = 'f' AND con.conrelid = %s::regclass AND con.confrelid = %s::regclass AND att.attname = %s
+"""
+
+
+def _replace(schema_editor, on_delete: str) -> None:
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    quote = schema_editor.quote_name
+    # The tables' foreign keys are still in the deferred SQL Django runs at the migration's end: run it now.
+    while schema_editor.deferred_sql:
+        schema_editor.execute(schema_editor.deferred_sql.pop(0))
+    for table, column, referenced in CASCADES:
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute(_NAME, [table, referenced, column])
+            (name,) = cursor.fetchone()
+        schema_editor.execute(
+            f"ALTER TABLE {quote(table)} DROP CONSTRAINT {quote(name)}, ADD CONSTRAINT {quote(name)} "
+            f"FOREIGN KEY ({quote(column)}) REFERENCES {quote(referenced)} (id){on_delete} "
+            "DEFERRABLE INITIALLY DEFERRED"
+        )
+
+
+def add_cascades(apps, schema_editor):
+    _replace(schema_editor, " ON DELETE CASCADE")
+
+
+def remove_cascades(apps, schema_editor):
+    _replace(schema_editor, "")
+
 
 class Migration(migrations.Migration):
     dependencies = [
@@ -61,4 +102,5 @@ class Migration(migrations.Migration):
                 "indexes": [models.Index(fields=["queue", "-created_at"], name="interfaces__queue_i_a0fa7b_idx")],
             },
         ),
+        migrations.RunPython(add_cascades, remove_cascades),
     ]
