@@ -8,7 +8,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from automations import definition as definitions
-from automations import deletion, lifecycle, triggers
+from automations import deletion, lifecycle, runs, triggers
 from automations.exceptions import NotOff, QuotaExceeded
 from automations.models import Automation, LookupRow, WebServiceUsage
 from automations.triggers import TriggerRefused
@@ -17,6 +17,7 @@ from publickeys import services as key_services
 from publickeys.models import PublicKey
 
 URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE)
+ENDED_BY_RESET = "ended while it waited: the automation was reset (Processing > Reset)"
 
 
 def _stored(document: dict) -> dict:
@@ -95,13 +96,19 @@ def turn_off(*, automation: Automation) -> None:
 
 @transaction.atomic
 def reset(*, automation: Automation) -> None:
-    """Processing > Reset (SPEC 3): trigger state and This-automation rows cleared, unprocessed deliveries discarded."""
+    """Processing > Reset (SPEC 3): trigger state and This-automation rows cleared, unprocessed deliveries discarded.
+
+    Its waiting runs end too (runs.end_waiting): a reset starts the
+    automation afresh, and a decision or a form sent for the old state
+    should not act on the new one.
+    """
     automation = Automation.objects.select_for_update().get(pk=automation.pk)
     if automation.enabled:
         raise NotOff("turn the automation off before resetting it")
     automation.trigger_state = {}
     automation.save(update_fields=["trigger_state", "updated_at"])
     LookupRow.objects.filter(automation=automation).delete()
+    runs.end_waiting(automation_id=automation.pk, reason=ENDED_BY_RESET)
     lifecycle.emit("reset", automation)
 
 

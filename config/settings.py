@@ -222,6 +222,8 @@ RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", True)
 # Password attempts at admin's sign-in, per client IP and per user name (config/sign_in.py).
 SIGN_IN_RATE_IP = env_rate("SIGN_IN_RATE_IP", "30/15m")
 SIGN_IN_RATE_USERNAME = env_rate("SIGN_IN_RATE_USERNAME", "10/15m")
+# Requests to approval links (/moderation), pages and decisions alike, per client IP (interfaces/ratelimits.py).
+APPROVAL_RATE_IP = env_rate("APPROVAL_RATE_IP", "120/m")
 # How often a web process asks whether a newer feed was built. Bodies are
 # served from process memory between checks.
 FEED_VERSION_CHECK_SECONDS = env_int("FEED_VERSION_CHECK_SECONDS", 1, minimum=0)
