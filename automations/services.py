@@ -16,7 +16,7 @@ from publickeys import selectors as key_selectors
 from publickeys import services as key_services
 from publickeys.models import PublicKey
 
-URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE)
+URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE, PublicKey.Purpose.FORM)
 
 
 def _stored(document: dict) -> dict:

@@ -170,6 +170,8 @@ class FieldForm(forms.Form):
             return super().render(template_name, context, renderer)
         return render_to_string("interfaces/_fields.html", {"form": self, **(context or {})})
 
+    __str__ = __html__ = render
+
     def rows(self):
         """(bound field, its visible_if as JSON or "", shown) for the template."""
         for name, bound in self._bound_items():

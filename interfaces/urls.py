@@ -1,3 +1,12 @@
-"""Routes of this app; the paths arrive with the issue that builds them."""
+"""Routes of this app on BASE_URL."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from interfaces import views
+
+urlpatterns = [
+    path("form/s/<str:key>", views.one_time_form, name="one-time-form"),
+    path("form/run/<str:key>", views.session_page, name="form-session"),
+    path("form/files/<uuid:file_id>", views.form_file, name="form-file"),
+    path("form/<str:key>", views.hosted_form, name="hosted-form"),
+]

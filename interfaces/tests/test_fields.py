@@ -7,7 +7,7 @@ from django.http import QueryDict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from automations import form_fields
+from automations import definition, form_fields
 from interfaces.fields import FieldForm
 
 EVERY_TYPE = [
@@ -140,6 +140,26 @@ def test_any_hostile_submission_is_valid_or_refused_never_an_exception_and_valid
     else:
         assert set(form.errors) <= {f["name"] for f in EVERY_TYPE}
     form.render()
+
+
+@settings(max_examples=200, deadline=None)
+@given(fields=st.lists(st.fixed_dictionaries({"name": st.text(max_size=5), "type": st.text(max_size=8)}), max_size=4))
+def test_any_field_list_is_valid_or_refused_with_paths(fields):
+    problems = definition.errors(
+        {"trigger": {"type": "webhook"}, "steps": [{"id": "ask", "kind": "form", "fields": fields}]}
+    )
+    assert all(problem.startswith("$.steps[0]") for problem in problems)
+
+
+def test_a_form_trigger_s_field_errors_name_their_path_in_the_definition():
+    fields = [{"name": "a", "type": "text"}, {"name": "a", "type": "checkbox", "accept": [".pdf"]}]
+    assert definition.errors({"trigger": {"type": "form", "fields": fields}, "steps": []}) == [
+        "$.trigger.fields[1].name: 'a' is the name of an earlier field",
+        "$.trigger.fields[1].accept: accept does not apply to a checkbox field",
+    ]
+    assert definition.errors({"trigger": {"type": "form", "fields": [{"name": "A", "type": "text"}]}, "steps": []}) == [
+        "$.trigger.fields[0].name: 'A' does not match '^[a-z][a-z0-9_]{0,39}$'"
+    ]
 
 
 def test_field_list_errors_name_their_path():
