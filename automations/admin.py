@@ -14,6 +14,8 @@ from automations import services
 from automations.exceptions import NotOff
 from automations.models import Automation, LookupRow, Run, empty_definition
 from automations.triggers import TriggerRefused
+from publickeys.models import PublicKey
+from publickeys.selectors import url_of
 
 
 class AutomationForm(forms.ModelForm):
@@ -190,7 +192,10 @@ class RunAdmin(admin.ModelAdmin):
         if run.status != Run.Status.WAITING:
             return "-"
         return format_html(
-            "{}<pre>{}</pre>", _waiting_for(run), json.dumps(run.waiting_for, indent=2, ensure_ascii=False)[:20_000]
+            "{}{}<pre>{}</pre>",
+            _waiting_for(run),
+            _person_links(run),
+            json.dumps(run.waiting_for, indent=2, ensure_ascii=False)[:20_000],
         )
 
     @admin.display(description="trigger data")
@@ -216,6 +221,14 @@ class RunAdmin(admin.ModelAdmin):
         return format_html(
             "<table><tr><th>step</th><th>kind</th><th>status</th><th>output</th><th>error</th></tr>{}</table>", rows
         )
+
+
+def _person_links(run):
+    """The links of a run that waits for a person, rendered from their keys (waiting_for holds no key in clear)."""
+    if not (run.waiting_for or {}).get("public_key_id"):
+        return ""
+    labelled = [("one-time form", url_of(purpose=PublicKey.Purpose.ONE_TIME_FORM, target=run))]
+    return format_html_join("", '<p>{}: <a href="{}">{}</a></p>', ((label, u, u) for label, u in labelled if u))
 
 
 def _waiting_for(run) -> str:
