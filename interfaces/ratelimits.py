@@ -1,5 +1,8 @@
 """Submission limits of forms (django-ratelimit): per visitor's IP on each form, and per form.
 
+Hosted forms count under their automation; the forms of session pages and
+one-time links count under their automation's own scopes, with the defaults.
+
 Every POST counts, valid or not, before its body is read. Defaults are
 FORM_RATE_IP and FORM_RATE_FORM; a form's own `limits` (per_ip, per_form)
 replace them. Past either, the visitor gets the 429 page with Retry-After.

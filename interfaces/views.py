@@ -82,6 +82,8 @@ def session_page(request, key: str):
     if request.method == "POST":
         if waiting_for is None:
             return see_other(key)  # nothing to answer now: show where the run is
+        if wait := ratelimits.retry_after(request, scope=f"session-{run.automation_id}", limits={}):
+            return _too_many(request, wait)
         handler = uploads.LimitedUploadHandler(request, uploads.limits_of(waiting_for["form"]["fields"]))
         request.upload_handlers = [handler]
         return csrf_protect(_submit_session)(request, key, run, waiting_for, handler)
@@ -126,6 +128,8 @@ def one_time_form(request, key: str):
     waiting_for = run.waiting_for
     if request.method != "POST":  # GET and HEAD show the form and never use the link up
         return _form_page(request, waiting_for["form"], FieldForm(waiting_for["form"]["fields"]), None)
+    if wait := ratelimits.retry_after(request, scope=f"one-time-{run.automation_id}", limits={}):
+        return _too_many(request, wait)
     handler = uploads.LimitedUploadHandler(request, uploads.limits_of(waiting_for["form"]["fields"]))
     request.upload_handlers = [handler]
     return csrf_protect(_submit_one_time)(request, run, handler)
