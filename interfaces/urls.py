@@ -2,9 +2,10 @@
 
 from django.urls import path
 
-from interfaces import views
+from interfaces import diagram_views, views
 
 urlpatterns = [
+    path("automation", diagram_views.automation_diagram, name="automation-diagram"),
     path("form/s/<str:key>", views.one_time_form, name="one-time-form"),
     path("form/run/<str:key>", views.session_page, name="form-session"),
     path("form/files/<uuid:file_id>", views.form_file, name="form-file"),

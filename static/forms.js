@@ -27,7 +27,7 @@
     form.querySelectorAll("[data-visible-if]").forEach(function (wrapper) {
       var condition = JSON.parse(wrapper.getAttribute("data-visible-if"));
       var source = form.querySelector('[name="' + condition.field + '"]');
-      var sourceWrapper = source && source.closest(".field");
+      var sourceWrapper = source && source.closest("[data-visible-if]");
       var shown = !sourceWrapper || !sourceWrapper.hidden;
       wrapper.hidden = !holds(condition, valueOf(form, condition.field), shown);
     });

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("automations", "0007_run_source_form"),
+        ("automations", "0007_automation_uuid"),
     ]
 
     operations = [

@@ -65,7 +65,7 @@ def test_each_invalid_field_gets_its_own_message_and_every_value_is_kept():
     assert set(form.errors) == {"name", "email", "age", "plan", "agree", "start"}
     html = form.render()
     assert 'value="not-an-email"' in html and "kept</textarea>" in html and 'value="131"' in html
-    assert html.count('class="error"') == 6
+    assert html.count('class="field__error"') == 6
 
 
 def test_a_field_whose_condition_does_not_hold_is_never_required_and_its_value_is_dropped():

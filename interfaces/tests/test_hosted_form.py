@@ -63,7 +63,7 @@ def test_a_submission_with_errors_shows_each_message_beside_its_field_and_keeps_
     response = submit(client, path, {"email": "nope", "topic": "support", "ref": "ad"})
     page = response.content.decode()
     assert response.status_code == 400
-    assert page.count('class="error" id=') == 2  # email invalid, order required now that topic is support
+    assert page.count('class="field__error" id=') == 2  # email invalid, order required now that topic is support
     assert 'value="nope"' in page and 'value="support" selected' in page and 'value="ad"' in page
     assert not Run.objects.exists()
 

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("automations", "0006_run_answer"),
+        ("automations", "0007_automation_uuid"),
     ]
 
     operations = [
