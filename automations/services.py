@@ -136,6 +136,20 @@ def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
             key_services.issue_key(purpose=purpose, target=automation)
 
 
+# The origin another app gives an owner's URLs of a purpose, as purpose: fn(owner id) -> "https://host"; the
+# pages register the hosted form's (interfaces/apps.py: a white-label domain), so automations imports no page code.
+URL_ORIGINS: dict = {}
+
+
+def form_url(automation: Automation) -> str | None:
+    """The hosted form's URL (on the owner's white-label domain when it has one); None without a form key."""
+    key = key_selectors.key_of(purpose=PublicKey.Purpose.FORM, target=automation)
+    if key is None:
+        return None
+    origin = URL_ORIGINS.get(PublicKey.Purpose.FORM, lambda owner_id: settings.BASE_URL)(automation.owner_id)
+    return f"{origin}/form/{key}"
+
+
 def hook_url(automation: Automation) -> str | None:
     """The automation's webhook URL; None when its key was sealed under another URL_KEY_SECRET."""
     return key_selectors.url_of(purpose=PublicKey.Purpose.WEBHOOK, target=automation)

@@ -9,6 +9,7 @@ Every redirect is a relative URL, so that the pages work behind a proxy that
 serves them under another host or path.
 """
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.files.storage import default_storage
@@ -39,8 +40,9 @@ def see_other(location: str) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 def hosted_form(request, key: str):
     automation = selectors.form_automation(key)
-    if automation is None:
-        return unavailable(request)
+    white_label_owner = getattr(request, "white_label_owner_id", None)
+    if automation is None or white_label_owner not in (None, automation.owner_id):
+        return unavailable(request)  # on a white-label domain, another account's key is as one never issued
     trigger = automation.definition["trigger"]
     if trigger.get("require_sign_in") and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path(), LOGIN_URL)
@@ -68,6 +70,9 @@ def _submit_hosted(request, automation, handler, scope):
         return _form_page(request, trigger, form, scope, status=400, too_fast=True)
     answers = services.answers_with_files(automation=automation, form=form)
     session_key = services.submit_form(automation=automation, answers=answers, user=request.user)
+    if getattr(request, "white_label_owner_id", None) is not None:
+        # A white-label domain serves the hosted form alone: the session page is on the service's host.
+        return see_other(f"{settings.BASE_URL}/form/run/{session_key}")
     return see_other(f"run/{session_key}")  # /form/{key} -> /form/run/{session key}
 
 

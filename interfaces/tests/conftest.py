@@ -39,7 +39,7 @@ def form_path(automation) -> str:
     return urlsplit(key_selectors.url_of(purpose="form", target=automation)).path
 
 
-def shown_token(client, path: str) -> str:
+def shown_token(client, path: str, **extra) -> str:
     """The signed time the form was shown at, as a browser would send it back."""
-    page = client.get(path).content.decode()
+    page = client.get(path, **extra).content.decode()
     return re.search(r'name="fg-shown" value="([^"]+)"', page).group(1)
