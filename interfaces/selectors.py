@@ -46,6 +46,8 @@ def waiting_form(run: Run, *, to: str) -> dict | None:
     waiting_for = run.waiting_for or {}
     if run.status != Run.Status.WAITING or waiting_for.get("kind") != "form" or waiting_for.get("to") != to:
         return None
+    if run.answer is not None:
+        return None  # answered; a worker has yet to go on with it
     expires_at = waiting_for.get("expires_at")
     if expires_at and datetime.fromisoformat(expires_at) <= timezone.now():
         return None  # expired: the sweeper ends the wait at its next look

@@ -81,6 +81,19 @@ def test_the_session_page_walks_two_forms_to_the_completion_message(client, walk
     assert page(client.get(path)) == page(done)  # reload and back keep showing the end
 
 
+def test_once_answered_the_page_refreshes_until_a_worker_has_gone_on(client, walk):
+    path = walk()
+    step_page = client.get(path)
+    assert b'name="fg-step" value="size"' in step_page.content
+    token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', step_page.content).group(1).decode()
+    assert client.post(path, {"fg-step": "size", "size": "S", "csrfmiddlewaretoken": token}).status_code == 303
+    # No worker yet: the answer is recorded and the run still waits at the step.
+    run = Run.objects.get()
+    assert run.status == "waiting" and run.answer == {"size": "S"}
+    response = client.get(path)
+    assert response["Refresh"] == "2" and b"fg-step" not in response.content
+
+
 def test_a_form_of_an_earlier_step_sent_again_changes_nothing(client, walk, django_capture_on_commit_callbacks):
     path = walk()
     post_step(client, path, django_capture_on_commit_callbacks, size="S")
