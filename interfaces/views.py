@@ -15,17 +15,22 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.utils.translation import get_language
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 
 from automations.models import Run
+from config import process_cache
 from interfaces import ratelimits, selectors, services, spam, uploads
 from interfaces.fields import FieldForm
 from interfaces.models import FormFile
 from interfaces.pages import unavailable
 
 LOGIN_URL = "/login"
+# A hosted form's blank fields, rendered once per process, language and version of the automation: rendering
+# fields costs most of a form's GET (benchmarks/RESULTS.md). Only what every visitor sees alike is kept.
+_blank_fields = process_cache.named("blank-form-fields", max_size=1000, seconds=300)
 SESSION_REFRESH_SECONDS = 2
 
 
@@ -50,8 +55,10 @@ def hosted_form(request, key: str):
         return render(request, "interfaces/form_closed.html", {"title": trigger.get("title", "")}, status=503)
     scope = f"form-{automation.pk}"
     if request.method != "POST":
-        form = FieldForm(trigger["fields"], prefill=request.GET)
-        return _form_page(request, trigger, form, scope)
+        if not request.GET:  # the blank form is the same for every visitor: rendered once per process
+            blank = (automation.pk, automation.updated_at, get_language())
+            return _form_page(request, trigger, None, scope, blank=blank)
+        return _form_page(request, trigger, FieldForm(trigger["fields"], prefill=request.GET), scope)
     if wait := ratelimits.retry_after(request, scope=str(automation.pk), limits=trigger.get("limits", {})):
         return _too_many(request, wait)
     handler = uploads.LimitedUploadHandler(request, uploads.limits_of(trigger["fields"]))
@@ -172,12 +179,22 @@ def _valid(form: FieldForm, handler) -> bool:
     return valid
 
 
-def _form_page(request, settings: dict, form: FieldForm, scope, *, status=200, too_fast=False, step=None):
+def _form_page(
+    request, settings: dict, form: FieldForm | None, scope, *, status=200, too_fast=False, step=None, blank=None
+):
+    """The form's page. blank: the key under which the blank form's fields are remembered (form is None then)."""
+    fields = None
+    if blank is not None:
+        fields = _blank_fields.get(blank)
+        if fields is None:
+            fields = FieldForm(settings["fields"]).render()
+            _blank_fields.set(blank, fields)
     context = {
         "title": settings.get("title", ""),
         "description": settings.get("description", ""),
         "submit_label": settings.get("submit_label", ""),
         "form": form,
+        "fields": fields if fields is not None else form.render(),
         "honeypot": spam.HONEYPOT if scope else None,
         "shown": spam.shown_token(scope) if scope else None,
         "shown_name": spam.SHOWN,

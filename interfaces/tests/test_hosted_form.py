@@ -220,3 +220,22 @@ def test_a_file_name_that_is_no_file_name_is_kept_safely(client, file_form):
     kept = FormFile.objects.get()
     assert ".." not in kept.path and kept.path.startswith("forms/")
     assert io.BytesIO  # the stored name is the sender's, shown to steps; the path in storage is ours
+
+
+def test_an_edited_form_shows_its_new_fields_at_once(client, make_form):
+    automation = make_form()
+    path = form_path(automation)
+    assert b'name="topic"' in client.get(path).content
+    definition = {**automation.definition}
+    definition["trigger"] = {**definition["trigger"], "fields": [{"name": "phone", "type": "text"}]}
+    automation_services.update_automation(automation=automation, definition=definition)
+    page = client.get(path).content
+    assert b'name="phone"' in page and b'name="topic"' not in page
+
+
+def test_the_blank_form_remembered_carries_no_visitor_s_values(client, make_form):
+    path = form_path(make_form())
+    client.get(path + "?email=first@example.com")
+    first, second = client.get(path), client.get(path)
+    assert b"first@example.com" not in first.content
+    assert first.content.count(b'name="email"') == second.content.count(b'name="email"') == 1
