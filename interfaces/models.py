@@ -1,4 +1,6 @@
-"""Models of the pages: white-label domains, approval queues and their items."""
+"""Models of the pages: white-label domains, files sent through forms, approval queues and their items."""
+
+import uuid
 
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericRelation
@@ -85,3 +87,24 @@ class ApprovalItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.decision or 'undecided'})"
+
+
+class FormFile(models.Model):
+    """A file a visitor sent with a form, kept with Django's storage API; only its automation's owner opens it.
+
+    Steps get its name, size, type and link (/form/files/<id>, sign-in
+    required). The id is a random UUID, yet not the credential: the owner's
+    session is.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    automation = models.ForeignKey("automations.Automation", on_delete=models.CASCADE, related_name="+")
+    field = models.CharField(max_length=40)
+    name = models.CharField(max_length=255)
+    size = models.PositiveBigIntegerField()
+    content_type = models.CharField(max_length=255)
+    path = models.CharField(max_length=500, help_text="Its name in the storage.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.size} bytes)"

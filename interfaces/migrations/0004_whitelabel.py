@@ -10,6 +10,7 @@ import interfaces.domain_names
 
 class Migration(migrations.Migration):
     dependencies = [
+        ("interfaces", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
         ("interfaces", "0003_approvals"),
     ]
