@@ -52,6 +52,28 @@ def start(
     )
 
 
+def queue(*, automation: Automation, trigger: dict, source: str) -> Run:
+    """A run that a worker starts at once, committed with the caller's own rows (a chat message and its run).
+
+    It is created waiting, due now, with no step done: the worker that
+    resumes it runs its first step on, exactly once (resume), and should the
+    task queued here be lost with a broker or a worker, the sweeper queues it
+    again. Execution History shows it as waiting to start until then.
+    """
+    now = timezone.now()
+    run = Run.objects.create(
+        automation=automation,
+        definition=automation.definition,
+        trigger=trigger,
+        source=source,
+        status=Run.Status.WAITING,
+        waiting_for={"kind": "start"},
+        resume_at=now,
+    )
+    _resume_at(run.pk, now)
+    return run
+
+
 def failed(*, automation: Automation, source: str, attempt: int, reason: str) -> Run:
     """A run that failed before its first step (its trigger event could not be run), for Execution History to show."""
     return Run.objects.create(

@@ -16,7 +16,10 @@ from publickeys import selectors as key_selectors
 from publickeys import services as key_services
 from publickeys.models import PublicKey
 
-URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE)
+
+def url_purposes() -> list[str]:
+    """The purposes of every URL a trigger type gives an automation (triggers/<type>.py URLS), in a fixed order."""
+    return sorted({purpose for module in triggers.types().values() for purpose in module.URLS})
 
 
 def _stored(document: dict) -> dict:
@@ -129,7 +132,7 @@ def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
     """Keys for the URLs its trigger type has (triggers/<type>.py URLS); those of other purposes are retired."""
     wanted = triggers.of(automation).URLS
     live = key_selectors.live_purposes(target=automation)
-    for purpose in URL_PURPOSES:
+    for purpose in url_purposes():
         if purpose not in wanted:
             key_services.retire_key(purpose=purpose, target=automation)
         elif not (missing_only and purpose in live):

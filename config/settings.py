@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "hooks",
     "interfaces",
     "mcp_auth",
+    "rest_framework",
 ]
 
 MIDDLEWARE = [
@@ -240,6 +241,18 @@ HTTP_STEP_TIMEOUT_SECONDS = env_int("HTTP_STEP_TIMEOUT_SECONDS", 30, minimum=1)
 # unless this is on (tests, or a single-tenant install inside a network).
 HTTP_STEP_ALLOW_PRIVATE = env_bool("HTTP_STEP_ALLOW_PRIVATE", False)
 
+# --- Chat widget (SPEC 4.3; docs/interfaces.md "Chat widget") --------------
+# Visitor messages allowed per conversation, per widget and per visitor address (a widget's trigger may
+# set lower or higher ones); past one the message gets 429.
+CHAT_RATE_CONVERSATION = env_rate("CHAT_RATE_CONVERSATION", "20/m")
+CHAT_RATE_WIDGET = env_rate("CHAT_RATE_WIDGET", "600/m")
+CHAT_RATE_IP = env_rate("CHAT_RATE_IP", "60/m")
+# Longest visitor message, in characters; and the largest request body that carries one, in bytes (413 above).
+CHAT_MESSAGE_MAX_CHARS = env_int("CHAT_MESSAGE_MAX_CHARS", 2000, minimum=1)
+CHAT_MAX_BODY_BYTES = env_int("CHAT_MAX_BODY_BYTES", 16384, minimum=256)
+# How long a conversation token (and so a visitor's conversation) lasts after its widget page was first opened.
+CHAT_TOKEN_MAX_AGE_SECONDS = env_int("CHAT_TOKEN_MAX_AGE_SECONDS", 30 * 86400, minimum=60)
+
 # --- Celery ---------------------------------------------------------------
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
@@ -316,6 +329,16 @@ CELERY_BEAT_SCHEDULE = {
         "task": "automations.sweep_runs",
         "schedule": RUN_SWEEP_SECONDS,
     },
+}
+
+# JSON endpoints that validate input (docs/architecture.md): one error shape, {"error": "..."}; no cookie
+# sessions or throttles of DRF's own (authentication is each view's; limits are django-ratelimit's).
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
 }
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()

@@ -5,3 +5,9 @@ from django.apps import AppConfig
 
 class InterfacesConfig(AppConfig):
     name = "interfaces"
+
+    def ready(self) -> None:
+        from automations.steps import chat_reply
+        from interfaces import chat
+
+        chat_reply.answer_with(chat.reply)
