@@ -149,6 +149,11 @@ def web_service_url(automation: Automation) -> str | None:
     return key_selectors.url_of(purpose=PublicKey.Purpose.WEB_SERVICE, target=automation)
 
 
+def chat_widget_url(automation: Automation) -> str | None:
+    """The automation's chat widget URL (a chat trigger's); None without one."""
+    return key_selectors.url_of(purpose=PublicKey.Purpose.CHAT_WIDGET, target=automation)
+
+
 def _this_month() -> date:
     today = timezone.now().date()
     return date(today.year, today.month, 1)

@@ -21,11 +21,13 @@ class PayloadTooLarge(exceptions.APIException):
     default_detail = "the message body is too large"
 
 
-class TooManyMessages(exceptions.Throttled):
+class TooManyMessages(exceptions.APIException):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
     default_detail = "too many messages; try again later"
 
     def __init__(self, wait: int):
-        super().__init__(wait=wait, detail=self.default_detail)
+        super().__init__()
+        self.wait = wait  # DRF's handler sends it as Retry-After
 
 
 class ChatUnavailable(exceptions.APIException):
@@ -49,13 +51,21 @@ class BoundedJSONParser(parsers.BaseParser):
             raise exceptions.ParseError("the body is not JSON in UTF-8") from None
 
 
+class TextField(serializers.CharField):
+    """Text only: DRF's CharField would take 5 for "5". It refuses NUL and lone surrogates and trims whitespace."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class MessageIn(serializers.Serializer):
-    # DRF's CharField refuses NUL and lone surrogates (its Prohibit*Characters validators) and trims whitespace.
-    text = serializers.CharField()
+    text = TextField()
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["text"] = serializers.CharField(max_length=settings.CHAT_MESSAGE_MAX_CHARS)  # read at call time
+        self.fields["text"] = TextField(max_length=settings.CHAT_MESSAGE_MAX_CHARS)  # read at call time
 
     def validate_text(self, value: str) -> str:
         if any(ord(char) < 32 and char not in "\t\n\r" for char in value):

@@ -217,3 +217,38 @@ def test_execution_history_shows_a_waiting_run_what_it_waits_for_and_when_it_goe
     assert f"waiting: step pause (delay), goes on at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC" in listing
     page = staff_client.get(f"/admin/automations/run/{run.pk}/change/").content.decode()
     assert "Waits for" in page and run.waiting_for["until"] in page
+
+
+def test_a_queued_run_waits_due_now_and_its_worker_runs_it_from_the_first_step(
+    make_automation, django_capture_on_commit_callbacks, monkeypatch
+):
+    from automations import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.resume_run, "apply_async", lambda args, eta: queued.append(args[0]))
+    automation = make_automation(
+        [{"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add", "values": {"n": 1}}]
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        run = runs.queue(automation=automation, trigger={"message": "hi"}, source=Run.Source.CHAT)
+    assert queued == [run.pk]  # once committed
+    run.refresh_from_db()
+    assert (run.status, run.waiting_for, run.steps) == (Run.Status.WAITING, {"kind": "start"}, [])
+    assert run.resume_at <= timezone.now()
+    assert runs.resume(run.pk) is True
+    assert runs.resume(run.pk) is False  # once only
+    run.refresh_from_db()
+    assert run.status == Run.Status.SUCCEEDED and [step["id"] for step in run.steps] == ["log"]
+    assert LookupRow.objects.count() == 1
+
+
+def test_a_queued_run_whose_task_was_lost_is_queued_again_by_the_sweeper(make_automation, monkeypatch):
+    from automations import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.resume_run, "apply_async", lambda args, eta: queued.append(args[0]))
+    automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
+    run = runs.queue(automation=automation, trigger={}, source=Run.Source.CHAT)  # its on_commit never comes here
+    assert queued == []
+    runs.sweep()
+    assert queued == [run.pk]
