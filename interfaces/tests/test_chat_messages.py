@@ -1,10 +1,12 @@
-"""The chat widget's messages (/webchat/{key}/messages): conversation tokens, runs and replies, limits, hostile input."""
+"""The chat widget's messages endpoint: conversation tokens, runs and replies, limits, hostile input."""
 
 import json
 
 import pytest
 from django.core import signing
-from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from automations import runs, services
 from automations.models import Run
