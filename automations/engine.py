@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 
 # What advance() sets on a run. Callers save these alone: the trigger, often the
 # run's largest value, was stored when the run started and is not written again.
-OUTCOME_FIELDS = ("status", "error", "steps", "finished_at", "waiting_for", "resume_at")
+OUTCOME_FIELDS = ("status", "error", "steps", "finished_at", "waiting_for", "resume_at", "answer")
 
 
 def advance(
@@ -44,7 +44,7 @@ def advance(
         past_deadline=past_deadline,
     )
     records = list(done)
-    run.status, run.error, run.waiting_for, run.resume_at = Run.Status.SUCCEEDED, "", None, None
+    run.status, run.error, run.waiting_for, run.resume_at, run.answer = Run.Status.SUCCEEDED, "", None, None, None
     # Runs started before runs kept their definition (migration 0003) go on with the automation's.
     definition = run.definition or automation.definition
     for step in definition.get("steps", [])[len(done) :]:

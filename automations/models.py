@@ -80,6 +80,9 @@ class Run(models.Model):
     # (null: only an answer does).
     waiting_for = models.JSONField(null=True, blank=True)
     resume_at = models.DateTimeField(null=True, blank=True)
+    # A person's answer to the wait (a form, a decision), kept until the run goes on with it: the
+    # first answer wins (runs.answer), and a worker lost while going on finds it again.
+    answer = models.JSONField(null=True, blank=True, editable=False)
     # The worker that holds a running run, and until when (set for resumed runs; a delivery's lease covers the others).
     claim = models.UUIDField(null=True, blank=True, editable=False)
     lease_until = models.DateTimeField(null=True, blank=True, editable=False)

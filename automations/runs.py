@@ -173,6 +173,8 @@ def resume(run_id: int, *, answer=None, early: bool = False) -> bool:
     ):
         return False
     run = Run.objects.select_related("automation").get(pk=run_id)
+    if run.answer is not None:  # a person's answer, recorded by answer()
+        answer = run.answer
     limit = settings.DELIVERY_LEASE_SECONDS * 0.9  # the last tenth leaves time to settle while the lease holds
     try:
         engine.advance(run, answer=answer, deadline=time.monotonic() + limit, past_deadline=PAST_TIME_LIMIT)
@@ -182,6 +184,30 @@ def resume(run_id: int, *, answer=None, early: bool = False) -> bool:
         return True
     settle(run, claim)
     return True
+
+
+def answer(run_id: int, *, step: str, answer: dict) -> bool:
+    """Record a person's answer to the run's wait at step, once, and queue the run to go on with it.
+
+    Of two racing answers (two tabs, a double click, two approvers) the first
+    wins and the other gets False, which its page shows as already answered.
+    The answer is kept on the run, not in the task, so a lost task or worker
+    loses nothing: the sweeper finds the run due (resume_at is now) and the
+    worker that takes it reads the answer there. An answer for an earlier
+    wait of the same run (an old link) finds another step and is refused.
+    Call it inside the transaction that marks the person's link used, so
+    that both commit or neither does.
+    """
+    from automations import tasks
+
+    if answer is None:
+        raise ValueError("an answer cannot be None: None is how a wait's time running out resumes a step")
+    recorded = Run.objects.filter(
+        pk=run_id, status=Run.Status.WAITING, waiting_for__step=step, answer__isnull=True
+    ).update(answer=answer, resume_at=timezone.now())
+    if recorded:
+        transaction.on_commit(lambda: tasks.resume_run.delay(run_id), robust=True)
+    return bool(recorded)
 
 
 def sweep() -> int:

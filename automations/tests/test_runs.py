@@ -219,6 +219,86 @@ def test_execution_history_shows_a_waiting_run_what_it_waits_for_and_when_it_goe
     assert "Waits for" in page and run.waiting_for["until"] in page
 
 
+@pytest.fixture
+def echo_answer(monkeypatch):
+    """The delay step stands in for a step that asks a person: its resume() returns the answer it got."""
+    from automations.steps import delay
+
+    monkeypatch.setattr(delay, "resume", lambda waiting_for, answer: {"answer": answer})
+
+
+def test_a_persons_answer_resumes_the_run_at_once_with_that_answer(
+    make_automation, echo_answer, eager_tasks, django_capture_on_commit_callbacks
+):
+    run = deliver(make_automation(WAIT_THEN_RECORD)).run
+    with django_capture_on_commit_callbacks(execute=True):
+        assert runs.answer(run.pk, step="pause", answer={"approved": True}) is True
+    run.refresh_from_db()
+    assert run.status == Run.Status.SUCCEEDED
+    assert run.steps[0]["output"] == {"answer": {"approved": True}}
+    assert run.answer is None  # kept only until the run went on with it
+    assert LookupRow.objects.count() == 1
+
+
+def test_of_two_answers_only_the_first_counts(make_automation, echo_answer):
+    run = deliver(make_automation(WAIT_THEN_RECORD)).run
+    assert runs.answer(run.pk, step="pause", answer={"n": 1}) is True
+    assert runs.answer(run.pk, step="pause", answer={"n": 2}) is False
+    assert runs.resume(run.pk) is True  # due at once: the answer set its time to now
+    run.refresh_from_db()
+    assert run.steps[0]["output"] == {"answer": {"n": 1}}
+
+
+def test_an_answer_to_another_step_or_a_run_not_waiting_is_refused(make_automation):
+    run = deliver(make_automation(WAIT_THEN_RECORD)).run
+    assert runs.answer(run.pk, step="log", answer={}) is False
+    make_due(run)
+    runs.resume(run.pk)
+    assert runs.answer(run.pk, step="pause", answer={}) is False
+    with pytest.raises(ValueError):
+        runs.answer(run.pk, step="pause", answer=None)
+
+
+def test_an_answer_whose_task_was_lost_is_taken_up_by_the_sweeper(make_automation, echo_answer, eager_tasks):
+    run = deliver(make_automation(WAIT_THEN_RECORD)).run
+    assert runs.answer(run.pk, step="pause", answer={"n": 7}) is True  # its on-commit task never runs here
+    runs.sweep()
+    run.refresh_from_db()
+    assert (run.status, run.steps[0]["output"]) == (Run.Status.SUCCEEDED, {"answer": {"n": 7}})
+
+
+def test_an_answer_survives_a_worker_lost_while_going_on_with_it(make_automation, echo_answer):
+    run = deliver(make_automation(WAIT_THEN_RECORD)).run
+    runs.answer(run.pk, step="pause", answer={"n": 3})
+    # A worker takes the run and dies: its lease runs out, and the sweeper gives the run back to waiting.
+    Run.objects.filter(pk=run.pk).update(
+        status=Run.Status.RUNNING, claim=uuid.uuid4(), lease_until=timezone.now() - timedelta(seconds=1)
+    )
+    runs.sweep()
+    assert runs.resume(run.pk) is True
+    run.refresh_from_db()
+    assert run.steps[0]["output"] == {"answer": {"n": 3}}
+
+
+@pytest.mark.parametrize(
+    ("on_expiry", "outcome"),
+    [("fail", "failed"), ({"continue_with": {"approved": False}}, "succeeded")],
+)
+def test_a_person_wait_that_expires_does_what_its_step_says(on_expiry, outcome):
+    from automations import waiting
+    from automations.steps import StepFailed
+
+    wait = waiting.person_wait("approval", {"expires_after": 60, "on_expiry": on_expiry}, queue=5)
+    assert timedelta(seconds=59) < wait.until - timezone.now() <= timedelta(seconds=60)
+    assert wait.waiting_for["queue"] == 5 and wait.waiting_for["expires_at"] == wait.until.isoformat()
+    if outcome == "failed":
+        with pytest.raises(StepFailed, match="expired"):
+            waiting.expired_output(wait.waiting_for)
+    else:
+        assert waiting.expired_output(wait.waiting_for) == {"approved": False}
+    assert waiting.person_wait("form", {}).until is None  # no expiry: waits until answered
+
+
 def test_a_queued_run_waits_due_now_and_its_worker_runs_it_from_the_first_step(
     make_automation, django_capture_on_commit_callbacks, monkeypatch
 ):

@@ -55,7 +55,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("automations", "0006_run_source_chat"),
+        ("automations", "0007_run_source_chat"),
     ]
 
     operations = [
