@@ -134,7 +134,7 @@ def reply(*, conversation_id: str, text: str) -> dict | None:
     if row is None:
         return None
     message = Message.objects.create(conversation=row, role=Message.Role.BOT, text=text)
-    row.save(update_fields=["last_message_at"])
+    # last_message_at is the visitor's last message: a reply does not write the conversation's row again.
     _remember_last(row.public_id, message.pk)
     return _message(message)
 

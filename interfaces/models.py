@@ -16,7 +16,7 @@ class Conversation(models.Model):
     public_id = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)
     automation = models.ForeignKey("automations.Automation", on_delete=models.CASCADE, related_name="conversations")
     created_at = models.DateTimeField(auto_now_add=True)
-    last_message_at = models.DateTimeField(auto_now=True)
+    last_message_at = models.DateTimeField(auto_now=True, help_text="When the visitor last wrote.")
 
     class Meta:
         ordering = ["-last_message_at", "-pk"]

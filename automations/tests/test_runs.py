@@ -305,7 +305,7 @@ def test_a_queued_run_waits_due_now_and_its_worker_runs_it_from_the_first_step(
     from automations import tasks
 
     queued = []
-    monkeypatch.setattr(tasks.resume_run, "apply_async", lambda args, eta: queued.append(args[0]))
+    monkeypatch.setattr(tasks.resume_run, "delay", queued.append)
     automation = make_automation(
         [{"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add", "values": {"n": 1}}]
     )
@@ -326,6 +326,7 @@ def test_a_queued_run_whose_task_was_lost_is_queued_again_by_the_sweeper(make_au
     from automations import tasks
 
     queued = []
+    monkeypatch.setattr(tasks.resume_run, "delay", queued.append)
     monkeypatch.setattr(tasks.resume_run, "apply_async", lambda args, eta: queued.append(args[0]))
     automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
     run = runs.queue(automation=automation, trigger={}, source=Run.Source.CHAT)  # its on_commit never comes here

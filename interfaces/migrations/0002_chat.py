@@ -65,7 +65,7 @@ class Migration(migrations.Migration):
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("public_id", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
                 ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("last_message_at", models.DateTimeField(auto_now=True)),
+                ("last_message_at", models.DateTimeField(auto_now=True, help_text="When the visitor last wrote.")),
                 (
                     "automation",
                     models.ForeignKey(

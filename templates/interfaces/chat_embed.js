@@ -33,7 +33,6 @@
 
   var frame = document.createElement("iframe");
   frame.title = title;
-  frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
   frame.setAttribute("referrerpolicy", "strict-origin");
   frame.setAttribute("allow", "");
   force(frame, {
@@ -57,15 +56,21 @@
   button.addEventListener("focus", function () { force(button, { "outline": "3px solid #1d2330" }); });
   button.addEventListener("blur", function () { force(button, { "outline": "none" }); });
 
-  var open = false;
+  // Where the conversation token is kept when the browser refuses storage to the frame (third-party storage
+  // blocked): this site's own localStorage, handed to the frame when it asks.
+  var storeName = "flowgate-chat:" + key;
+  function kept() { try { return window.localStorage.getItem(storeName); } catch (error) { return null; } }
+  function keep(token) { try { window.localStorage.setItem(storeName, token); } catch (error) { /* memory only */ } }
+
+  var open = false, loaded = false;
   function focusFrame() {
     frame.focus();
-    if (frame.contentWindow) { frame.contentWindow.postMessage({ type: "flowgate-chat:focus" }, origin); }
+    if (loaded) { frame.contentWindow.postMessage({ type: "flowgate-chat:focus" }, origin); }
   }
   function toggle(wanted) {
     open = wanted;
     if (open && !frame.getAttribute("src")) {
-      frame.addEventListener("load", focusFrame);
+      frame.addEventListener("load", function () { loaded = true; if (open) { focusFrame(); } });
       frame.setAttribute("src", frameUrl);
     }
     force(frame, { "display": open ? "block" : "none" });
@@ -75,8 +80,15 @@
   }
   button.addEventListener("click", function () { toggle(!open); });
   window.addEventListener("message", function (event) {
-    if (event.origin !== origin || event.source !== frame.contentWindow) { return; }
-    if (event.data && event.data.type === "flowgate-chat:close" && open) { toggle(false); }
+    if (event.origin !== origin || event.source !== frame.contentWindow || !event.data) { return; }
+    var type = event.data.type;
+    if (type === "flowgate-chat:close" && open) { toggle(false); }
+    if (type === "flowgate-chat:token?") {
+      frame.contentWindow.postMessage({ type: "flowgate-chat:token", token: kept() }, origin);
+    }
+    if (type === "flowgate-chat:keep" && typeof event.data.token === "string" && event.data.token.length < 500) {
+      keep(event.data.token);
+    }
   });
 
   root.appendChild(frame);
