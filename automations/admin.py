@@ -41,7 +41,7 @@ class AutomationAdmin(admin.ModelAdmin):
     list_display = ("name", "owner", "enabled", "steps_count", "runs_link", "updated_at")
     list_filter = ("enabled",)
     search_fields = ("name", "owner__username", "owner__email")
-    readonly_fields = ("webhook_url", "web_service_url", "created_at", "updated_at")
+    readonly_fields = ("webhook_url", "web_service_url", "chat_widget_url", "created_at", "updated_at")
     actions = ("turn_on", "turn_off", "reset_processing", "issue_new_urls")
     autocomplete_fields = ()
 
@@ -61,6 +61,10 @@ class AutomationAdmin(admin.ModelAdmin):
     @admin.display(description="web service URL")
     def web_service_url(self, automation):
         return services.web_service_url(automation) if automation.pk else "issued when saved"
+
+    @admin.display(description="chat widget URL")
+    def chat_widget_url(self, automation):
+        return services.chat_widget_url(automation) if automation.pk else "issued when saved"
 
     def save_model(self, request, automation, form, change):
         """Through the services: create (with its URLs) or update, then turn on or off as the form says.

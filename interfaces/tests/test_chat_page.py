@@ -130,3 +130,22 @@ def test_the_owner_sees_the_widget_url(make_chat, settings):
     automation, key = make_chat()
     assert services.chat_widget_url(automation) == f"{settings.BASE_URL}/webchat/{key}"
     assert services.hook_url(automation) is None and services.web_service_url(automation) is None
+
+
+def test_import_prints_and_admin_shows_the_chat_widget_url(tmp_path, owner, staff_client, settings):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from automations.models import Automation
+
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"name": "Helpdesk", "trigger": {"type": "chat"}, "steps": []}))
+    out = io.StringIO()
+    call_command("import_automation", str(path), "--owner", owner.username, stdout=out)
+    automation = Automation.objects.get(name="Helpdesk")
+    url = services.chat_widget_url(automation)
+    assert f"chat widget URL: {url}" in out.getvalue() and "webhook URL" not in out.getvalue()
+    page = staff_client.get(f"/admin/automations/automation/{automation.pk}/change/").content.decode()
+    assert url in page
