@@ -25,7 +25,6 @@ from common import PYTHON, ROOT, bench_env, manage, start_gunicorn
 
 PORT = 8941
 SOON = 0.15  # static/chat.js SOON: the poll interval right after a send
-THINK = 0.5
 SETUP = """
 from django.contrib.auth import get_user_model
 from automations import services
@@ -38,7 +37,9 @@ print(services.chat_widget_url(a).rsplit("/", 1)[1])
 """
 
 
-def conversation(base: str, key: str, messages: int, times: list, polls: list, errors: list) -> None:
+def conversation(
+    base: str, key: str, messages: int, think: float, times: list, posts: list, polls: list, errors: list
+) -> None:
     with httpx.Client(base_url=base, timeout=30) as client:
         token = re.search(r'data-token="([^"]+)"', client.get(f"/webchat/{key}").text).group(1)
         headers = {"X-Chat-Token": token}
@@ -46,6 +47,7 @@ def conversation(base: str, key: str, messages: int, times: list, polls: list, e
         for n in range(messages):
             started = time.perf_counter()
             sent = client.post(f"/webchat/{key}/messages", json={"text": f"message {n}"}, headers=headers)
+            posts.append(time.perf_counter() - started)
             if sent.status_code != 201:
                 errors.append(sent.status_code)
                 continue
@@ -62,7 +64,7 @@ def conversation(base: str, key: str, messages: int, times: list, polls: list, e
                     errors.append("no reply in 30 s")
                     break
                 time.sleep(SOON)
-            time.sleep(THINK)
+            time.sleep(think)
 
 
 def idle_poll_ms(base: str, key: str, count: int = 300) -> float:
@@ -80,6 +82,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--conversations", type=int, default=20)
     parser.add_argument("--messages", type=int, default=10)
+    parser.add_argument("--think", type=float, default=1.0)
     parser.add_argument("--port", type=int, default=PORT)
     parser.add_argument("--database", default="flowgate_bench_chat")
     parser.add_argument("--redis-db", default="2")
@@ -113,13 +116,16 @@ def main() -> None:
         env=env,
     )
     try:
-        conversation(base, key, 2, [], [], [])  # warm the worker and the web processes
+        conversation(base, key, 2, 0, [], [], [], [])  # warm the worker and the web processes
         idle = idle_poll_ms(base, key)
         times: list[float] = []
+        posts: list[float] = []
         polls: list[int] = []
         errors: list = []
         threads = [
-            threading.Thread(target=conversation, args=(base, key, args.messages, times, polls, errors))
+            threading.Thread(
+                target=conversation, args=(base, key, args.messages, args.think, times, posts, polls, errors)
+            )
             for _ in range(args.conversations)
         ]
         started = time.perf_counter()
@@ -128,18 +134,24 @@ def main() -> None:
         for thread in threads:
             thread.join()
         elapsed = time.perf_counter() - started
+        with open("/proc/loadavg") as loadavg:
+            load = loadavg.read().split()[:3]
     finally:
         for process in (web, worker):
             process.terminate()
             process.wait(timeout=30)
     times.sort()
     p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-    print(f"conversations: {args.conversations}, messages each: {args.messages}, round trips: {len(times)}")
+    print(f"conversations: {args.conversations}, messages each: {args.messages}, think {args.think} s")
     print(
         f"round trip: median {statistics.median(times) * 1000:.0f} ms, p90 "
         f"{times[int(len(times) * 0.9)] * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {times[-1] * 1000:.0f} ms"
     )
+    posts.sort()
+    post_p99 = posts[int(len(posts) * 0.99)]
+    print(f"the POST alone: median {statistics.median(posts) * 1000:.0f} ms, p99 {post_p99 * 1000:.0f} ms")
     print(f"polls per reply: median {statistics.median(polls)}, max {max(polls)}; idle poll {idle:.1f} ms")
+    print(f"load average during the run (1, 5, 15 min): {' '.join(load)}")
     print(f"errors: {len(errors)} {errors[:5]}; {len(times) / elapsed:.1f} round trips/s over {elapsed:.1f} s")
 
 

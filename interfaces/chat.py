@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from automations import runs, triggers
 from automations.models import Automation, Run
@@ -106,10 +106,7 @@ def send(*, widget: Widget, conversation: chat_tokens.Conversation, text: str) -
     automation = Automation.objects.filter(pk=widget.automation.pk, enabled=True).first()
     if automation is None:
         raise ChatUnavailable()
-    row, _ = Conversation.objects.get_or_create(
-        public_id=conversation.public_id, defaults={"automation_id": automation.pk}
-    )
-    row = Conversation.objects.select_for_update().get(pk=row.pk)
+    row = _held_conversation(conversation.public_id, automation.pk)
     earlier = list(row.messages.order_by("-pk")[:HISTORY_LIMIT])[::-1]
     trigger = {
         "message": text,
@@ -121,6 +118,18 @@ def send(*, widget: Widget, conversation: chat_tokens.Conversation, text: str) -
     row.save(update_fields=["last_message_at"])
     _remember_last(row.public_id, message.pk)
     return _message(message)
+
+
+def _held_conversation(public_id: uuid.UUID, automation_id: int) -> Conversation:
+    """The conversation's row, locked until the transaction ends; made by its first message (a new row is ours)."""
+    row = Conversation.objects.select_for_update().filter(public_id=public_id).first()
+    if row is not None:
+        return row
+    try:
+        with transaction.atomic():
+            return Conversation.objects.create(public_id=public_id, automation_id=automation_id)
+    except IntegrityError:  # the same visitor's other tab made it first
+        return Conversation.objects.select_for_update().get(public_id=public_id)
 
 
 @transaction.atomic
