@@ -65,12 +65,21 @@ class Widget:
         return dict(self.settings.get("limits", {}))
 
 
+def automation_id_for_key(key: str) -> int | None:
+    """The id of the automation whose chat widget URL ends in key: the one lookup of publickeys, nothing more.
+
+    Enough for a poll: a deleted automation's keys go with it, and a trigger
+    changed to another type retires its widget key.
+    """
+    return target_id_for_key(purpose=PublicKey.Purpose.CHAT_WIDGET, key=key)
+
+
 def widget_for_key(key: str) -> Widget | None:
     """The widget whose URL ends in key, or None: unknown, altered, retired, deleted, or no longer a chat trigger.
 
     A miss costs the one lookup of publickeys; a hit one query more.
     """
-    automation_id = target_id_for_key(purpose=PublicKey.Purpose.CHAT_WIDGET, key=key)
+    automation_id = automation_id_for_key(key)
     if automation_id is None:
         return None
     automation = Automation.objects.filter(pk=automation_id).first()

@@ -312,3 +312,22 @@ def test_any_body_gets_a_json_answer_never_an_error_of_ours(chat, settings, body
     answer = chat().post(body)
     assert answer.status_code in (201, 400)
     assert set(answer.json()) <= {"message", "error"}
+
+
+def test_a_poll_with_nothing_new_reads_only_the_key(chat, django_assert_num_queries):
+    visitor = chat()
+    last = visitor.send("Hi").json()["message"]["id"]
+    with django_assert_num_queries(1):  # the key's lookup; the cache knows there is nothing after last
+        assert visitor.poll(after=last).json() == {"messages": []}
+    with django_assert_num_queries(2):  # something new: the messages are read
+        assert len(visitor.poll(after=0).json()["messages"]) == 1
+
+
+def test_a_poll_finds_a_message_the_cache_has_not_heard_of(chat):
+    from django.core.cache import cache
+
+    visitor = chat()
+    assert visitor.poll().json() == {"messages": []}  # the cache now says: nothing in this conversation
+    visitor.send("Hi")
+    cache.clear()  # a lost cache entry costs a query, never a message
+    assert [m["text"] for m in visitor.poll().json()["messages"]] == ["Hi"]
