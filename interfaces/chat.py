@@ -74,6 +74,10 @@ def automation_id_for_key(key: str) -> int | None:
     return target_id_for_key(purpose=PublicKey.Purpose.CHAT_WIDGET, key=key)
 
 
+def owner_id_of(automation_id: int) -> int | None:
+    return Automation.objects.filter(pk=automation_id).values_list("owner_id", flat=True).first()
+
+
 def widget_for_key(key: str) -> Widget | None:
     """The widget whose URL ends in key, or None: unknown, altered, retired, deleted, or no longer a chat trigger.
 

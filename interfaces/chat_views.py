@@ -9,11 +9,13 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 from rest_framework import exceptions, parsers, serializers, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config import api_errors
+from config.page_headers import framed_by
 from interfaces import chat, chat_limits, chat_tokens
-from interfaces.chat_frame import allow_framing
 
 
 class PayloadTooLarge(exceptions.APIException):
@@ -77,11 +79,23 @@ class PollIn(serializers.Serializer):
     after = serializers.IntegerField(min_value=0, max_value=2**63 - 1, default=0)
 
 
-def _widget_or_404(key: str) -> chat.Widget:
+def _widget_or_404(request, key: str) -> chat.Widget:
+    """The widget, or 404; on a white-label domain, another account's widget is as one never issued."""
     widget = chat.widget_for_key(key)
-    if widget is None:
+    if widget is None or not _served_here(request, widget.automation.owner_id):
         raise Http404()
     return widget
+
+
+def _served_here(request, owner_id: int) -> bool:
+    white_label_owner = getattr(request, "white_label_owner_id", None)
+    return white_label_owner in (None, owner_id)
+
+
+def _frame_ancestors(request) -> list[str]:
+    """The sites that may frame this widget page: its allowed origins (["*"]: any); none for a miss."""
+    widget = getattr(request, "chat_widget", None)
+    return widget.allowed_origins if widget is not None else []
 
 
 def _store_name(key: str) -> str:
@@ -90,9 +104,11 @@ def _store_name(key: str) -> str:
 
 
 @require_safe
+@framed_by(_frame_ancestors)
 def widget_page(request: HttpRequest, key: str) -> HttpResponse:
     """The widget (the frame embed.js opens, or a page of its own): a new conversation's token on each load."""
-    widget = _widget_or_404(key)
+    widget = _widget_or_404(request, key)
+    request.chat_widget = widget  # for _frame_ancestors, once the page is rendered
     if not widget.automation.enabled:
         response = render(request, "interfaces/chat_unavailable.html", {"title": widget.title}, status=503)
     else:
@@ -106,14 +122,14 @@ def widget_page(request: HttpRequest, key: str) -> HttpResponse:
         }
         response = render(request, "interfaces/chat.html", context)
     response["Cache-Control"] = "no-store"  # a token per load
-    return allow_framing(response, widget)
+    return response
 
 
 @require_safe
 def embed_script(request: HttpRequest) -> HttpResponse:
     """The script a site's page loads with one tag: a launcher button and the widget's frame."""
     key = request.GET.get("key", "")
-    widget = _widget_or_404(key)
+    widget = _widget_or_404(request, key)
     body = render(request, "interfaces/chat_embed.js", {"title": widget.title}).content
     response = HttpResponse(body, content_type="text/javascript; charset=utf-8")
     response["Cache-Control"] = "public, max-age=300"
@@ -132,6 +148,10 @@ class MessagesView(APIView):
     authentication_classes: list = []
     permission_classes: list = []
     parser_classes = [BoundedJSONParser]
+    renderer_classes = [JSONRenderer]
+
+    def get_exception_handler(self):
+        return api_errors.exception_handler
 
     def _conversation(self, request, automation_id: int | None) -> chat_tokens.Conversation:
         if automation_id is None:
@@ -143,7 +163,11 @@ class MessagesView(APIView):
 
     def get(self, request, key: str) -> Response:
         # A poll needs no more than the key's lookup: most find nothing new and read no other row (chat.py).
-        conversation = self._conversation(request, chat.automation_id_for_key(key))
+        automation_id = chat.automation_id_for_key(key)
+        on_white_label = getattr(request, "white_label_owner_id", None) is not None
+        if automation_id is not None and on_white_label and not _served_here(request, chat.owner_id_of(automation_id)):
+            automation_id = None
+        conversation = self._conversation(request, automation_id)
         query = PollIn(data=request.query_params)
         query.is_valid(raise_exception=True)
         found = chat.messages_after(conversation=conversation, after=query.validated_data["after"])
@@ -151,6 +175,8 @@ class MessagesView(APIView):
 
     def post(self, request, key: str) -> Response:
         widget = chat.widget_for_key(key)
+        if widget is not None and not _served_here(request, widget.automation.owner_id):
+            widget = None
         conversation = self._conversation(request, widget and widget.automation.pk)
         message = MessageIn(data=request.data)
         message.is_valid(raise_exception=True)

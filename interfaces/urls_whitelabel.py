@@ -1,10 +1,16 @@
-"""Routes of a white-label domain: only the form trigger's and the chat widget's (SPEC 4.3)."""
+"""Routes of a white-label domain: /form/{key} and /webchat/{key} (with /webchat/embed.js) only; everything else 404.
+
+The views here serve keys of the domain's own account only
+(request.white_label_owner_id, set by config.hosts.WhiteLabelHostMiddleware);
+another account's key gets the same answer as a key never issued.
+"""
 
 from django.urls import path
 
-from interfaces import chat_views
+from interfaces import chat_views, views
 
-urlpatterns: list = [
+urlpatterns = [
+    path("form/<str:key>", views.hosted_form),
     path("webchat/embed.js", chat_views.embed_script, name="chat_embed"),
     path("webchat/<str:key>", chat_views.widget_page, name="chat_widget"),
     path("webchat/<str:key>/messages", chat_views.messages, name="chat_messages"),

@@ -313,7 +313,7 @@ def test_a_queued_run_waits_due_now_and_its_worker_runs_it_from_the_first_step(
         run = runs.queue(automation=automation, trigger={"message": "hi"}, source=Run.Source.CHAT)
     assert queued == [run.pk]  # once committed
     run.refresh_from_db()
-    assert (run.status, run.waiting_for, run.steps) == (Run.Status.WAITING, {"kind": "start"}, [])
+    assert (run.status, run.waiting_for, run.steps) == (Run.Status.WAITING, {"kind": "start", "step": ""}, [])
     assert run.resume_at <= timezone.now()
     assert runs.resume(run.pk) is True
     assert runs.resume(run.pk) is False  # once only

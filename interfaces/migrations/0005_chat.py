@@ -52,10 +52,9 @@ def remove_actions(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    initial = True
-
     dependencies = [
-        ("automations", "0007_run_source_chat"),
+        ("automations", "0009_run_source_chat"),
+        ("interfaces", "0004_whitelabel"),
     ]
 
     operations = [
