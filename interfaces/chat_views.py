@@ -7,6 +7,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 from rest_framework import exceptions, parsers, serializers, status
 from rest_framework.renderers import JSONRenderer
@@ -133,6 +134,7 @@ def embed_script(request: HttpRequest) -> HttpResponse:
     body = render(request, "interfaces/chat_embed.js", {"title": widget.title}).content
     response = HttpResponse(body, content_type="text/javascript; charset=utf-8")
     response["Cache-Control"] = "public, max-age=300"
+    patch_vary_headers(response, ("Accept-Language",))  # its labels are in the visitor's language
     return response
 
 

@@ -149,3 +149,12 @@ def test_import_prints_and_admin_shows_the_chat_widget_url(tmp_path, owner, staf
     assert f"chat widget URL: {url}" in out.getvalue() and "webhook URL" not in out.getvalue()
     page = staff_client.get(f"/admin/automations/automation/{automation.pk}/change/").content.decode()
     assert url in page
+
+
+def test_the_widget_speaks_the_visitors_language(client, make_chat):
+    _, key = make_chat()
+    page = client.get(f"/webchat/{key}", headers={"Accept-Language": "de"}).content.decode()
+    assert '<html lang="de"' in page and "Ihre Nachricht" in page and "Senden" in page
+    script = client.get(f"/webchat/embed.js?key={key}", headers={"Accept-Language": "de"})
+    assert "Chat schließen" in script.content.decode()
+    assert "Accept-Language" in script["Vary"]  # a shared cache keeps one script per language
