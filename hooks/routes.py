@@ -90,6 +90,8 @@ def _host_headers() -> tuple[str, ...]:
 @csrf_exempt
 def _stand_in(request, reached: bool) -> HttpResponse:
     response = HttpResponse()
+    # As the webhook view answers: never an HTML page, which middleware treats apart (CSP, Content-Language).
+    del response["Content-Type"]
     response.reached_the_webhook_view = reached
     return response
 

@@ -20,6 +20,7 @@ The playwright page itself is `page.raw`. Starting the browser also runs
 collectstatic, so gunicorn (whitenoise) serves the current stylesheet.
 """
 
+import functools
 import os
 import re
 import shutil
@@ -55,8 +56,11 @@ def _unavailable(reason: str):
     pytest.skip(f"browser tests skipped: {reason}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Chromium for one test module. playwright's sync API keeps an event loop running in this thread while it is
+    open, so it is closed after each module: tests that follow (asyncio.run, Django's async-unsafe checks) must
+    find none."""
     if not CHROMIUM.exists():
         _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
     try:
@@ -64,14 +68,22 @@ def browser():
     except ImportError:
         _unavailable("the playwright package is not installed (pip install '.[dev]')")
     collect_static()
-    # playwright's sync API keeps an event loop in this thread; the tests' own ORM calls are synchronous all the same.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+    # The tests' own ORM calls are synchronous all the same while playwright's loop runs.
+    kept = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            yield launched
+            launched.close()
+    finally:
+        if kept is None:
+            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = kept
 
 
+@functools.cache
 def collect_static() -> None:
     """Copy static/ to STATIC_ROOT, which whitenoise serves in gunicorn: pages are checked with their stylesheet."""
     root = Path(__file__).resolve().parents[2]
