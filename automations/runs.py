@@ -86,11 +86,11 @@ def settle(run: Run, claim: uuid.UUID | None, *, gate: Gate | None = None) -> bo
     """Save the outcome advance() set on the run (succeeded, stopped, failed or waiting) if claim still holds it.
 
     False when it does not: the run was abandoned, taken over or deleted
-    meanwhile, and the outcome is dropped. gate: the caller's own row that
+    meanwhile, and the outcome is dropped. gate: the caller's own row, which
     must take its changes for the run to settle (a delivery's end, still
-    held by its worker); the gate's row is written first, the order a delete
-    takes them in. On PostgreSQL that is one statement, one round trip where
-    a transaction of two takes four (the drain, benchmarks/RESULTS.md, tenth
+    held by its worker); it is written first, the order a delete takes them
+    in. On PostgreSQL that is one statement, one round trip where a
+    transaction of two takes four (the drain, benchmarks/RESULTS.md, tenth
     session). A run that waits for a time is queued to resume then, and the
     sweeper resumes it if that task is lost.
     """
@@ -127,10 +127,11 @@ def settle(run: Run, claim: uuid.UUID | None, *, gate: Gate | None = None) -> bo
 def gated_settle_sql(gate_model: type[models.Model], held: tuple[str, ...], changes: tuple[str, ...]) -> str:
     """The gate's UPDATE as a data-modifying WITH, and the run's UPDATE that happens only if the gate's row did.
 
-    Built once per gate shape: the ORM compiling both querysets took about
-    as much of a worker's CPU as the rest of settling (benchmarks/RESULTS.md,
-    eleventh session). Parameters: the gate's changes, its pk and held
-    values, then SETTLED_FIELDS' values, the run's pk, RUNNING and the claim.
+    Built once per shape of gate: compiled by the ORM from two querysets for
+    every delivery, it cost a worker ten times the CPU of its parameters
+    (benchmarks/RESULTS.md, eleventh session). Parameters: the gate's
+    changes, its pk and held values, then SETTLED_FIELDS' values, the run's
+    pk, RUNNING and the claim.
     """
     quote = connection.ops.quote_name
 
