@@ -128,7 +128,7 @@ def gated_settle_sql(gate_model: type[models.Model], held: tuple[str, ...], chan
     """The gate's UPDATE as a data-modifying WITH, and the run's UPDATE that happens only if the gate's row did.
 
     Built once per shape of gate: compiled by the ORM from two querysets for
-    every delivery, it cost a worker ten times the CPU of its parameters
+    every delivery, it cost a worker eight times the CPU of its parameters
     (benchmarks/RESULTS.md, eleventh session). Parameters: the gate's
     changes, its pk and held values, then SETTLED_FIELDS' values, the run's
     pk, RUNNING and the claim.

@@ -99,7 +99,7 @@ def original_run(delivery: Delivery, *, completed: tuple[str, ...], waiting: str
 def original_run_sql(completed: int) -> str:
     """original_run's SELECT, for that many completed statuses.
 
-    Compiled by the ORM for every delivery, it cost a worker twenty times the
+    Compiled by the ORM for every delivery, it cost a worker fourteen times the
     CPU of its parameters (benchmarks/RESULTS.md, eleventh session).
     """
     run_id, status = f"d.{column(Delivery, 'run')}", f"r.{column(Run, 'status')}"
