@@ -91,8 +91,12 @@ def settle(run: Run, claim: uuid.UUID | None, *, gate: Gate | None = None) -> bo
     held by its worker); it is written first, the order a delete takes them
     in. On PostgreSQL that is one statement, one round trip where a
     transaction of two takes four (the drain, benchmarks/RESULTS.md, tenth
-    session). A run that waits for a time is queued to resume then, and the
-    sweeper resumes it if that task is lost.
+    session). That statement writes the gate's row even when the run is no
+    longer held, which never happens to a delivery's run while its delivery
+    is still held (only a worker that took the delivery over abandons it);
+    elsewhere one transaction commits both or neither. A run that waits for
+    a time is queued to resume then, and the sweeper resumes it if that
+    task is lost.
     """
     values = {name: getattr(run, name) for name in engine.OUTCOME_FIELDS} | {"claim": None, "lease_until": None}
     if gate is not None and connection.vendor == "postgresql":
