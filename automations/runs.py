@@ -12,14 +12,16 @@ two workers, two answers, or a worker and the sweeper never both move a run.
 Other apps move runs only through these functions.
 """
 
+import dataclasses
+import functools
 import logging
 import time
 import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import F, QuerySet, sql
+from django.db import connection, models, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from automations import engine
@@ -32,6 +34,21 @@ logger = logging.getLogger(__name__)
 # a run that kills every worker that takes it must end too.
 LOST_WORKER_LIMIT = 2
 SWEEP_BATCH = 500
+# What settling writes on a run: the outcome advance() set, and the end of its worker's hold.
+SETTLED_FIELDS = (*engine.OUTCOME_FIELDS, "claim", "lease_until")
+
+
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    """The caller's row a run settles with: it must still hold the values in held, and takes changes.
+
+    held compares as a filter does (None matches NULL).
+    """
+
+    model: type[models.Model]
+    pk: int
+    held: dict
+    changes: dict
 
 
 def start(
@@ -88,38 +105,43 @@ def failed(*, automation: Automation, source: str, attempt: int, reason: str) ->
     )
 
 
-def settle(
-    run: Run, claim: uuid.UUID | None, *, gate: QuerySet | None = None, gate_changes: dict | None = None
-) -> bool:
+def settle(run: Run, claim: uuid.UUID | None, *, gate: Gate | None = None) -> bool:
     """Save the outcome advance() set on the run (succeeded, stopped, failed or waiting) if claim still holds it.
 
     False when it does not: the run was abandoned, taken over or deleted
-    meanwhile, and the outcome is dropped. gate: the caller's own row that
-    must take gate_changes for the run to settle (a delivery's end, still
-    held by its worker); the two commit together or not at all, and the
-    gate's row is written first, the order a delete takes them in. On
-    PostgreSQL that is one statement, one round trip where a transaction of
-    two takes four (the drain, benchmarks/RESULTS.md, tenth session).
-    A run that waits for a time is queued to resume then, and the sweeper
-    resumes it if that task is lost.
+    meanwhile, and the outcome is dropped. gate: the caller's own row, which
+    must take its changes for the run to settle (a delivery's end, still
+    held by its worker); it is written first, the order a delete takes them
+    in. On PostgreSQL that is one statement, one round trip where a
+    transaction of two takes four (the drain, benchmarks/RESULTS.md, tenth
+    session). That statement writes the gate's row even when the run is no
+    longer held, which never happens to a delivery's run while its delivery
+    is still held (only a worker that took the delivery over abandons it);
+    elsewhere one transaction commits both or neither. A run that waits for
+    a time is queued to resume then, and the sweeper resumes it if that
+    task is lost.
     """
-    outcome = {name: getattr(run, name) for name in engine.OUTCOME_FIELDS}
-    held = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim)
-    if gate is None:
-        settled = bool(held.update(**outcome, claim=None, lease_until=None))
-    elif connection.vendor == "postgresql":
-        gate_sql, gate_params = _update_sql(gate, gate_changes or {})
-        run_sql, run_params = _update_sql(held, {**outcome, "claim": None, "lease_until": None})
+    values = {name: getattr(run, name) for name in engine.OUTCOME_FIELDS} | {"claim": None, "lease_until": None}
+    if gate is not None and connection.vendor == "postgresql":
+        params = [
+            *_db_values(gate.model, gate.changes),
+            gate.pk,
+            *_db_values(gate.model, gate.held),
+            *_db_values(Run, values),
+            run.pk,
+            Run.Status.RUNNING,
+            Run._meta.get_field("claim").get_db_prep_save(claim, connection),
+        ]
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"WITH gate AS ({gate_sql} RETURNING 1) {run_sql} AND EXISTS (SELECT FROM gate) RETURNING 1",
-                [*gate_params, *run_params],
-            )
+            cursor.execute(gated_settle_sql(gate.model, tuple(gate.held), tuple(gate.changes)), params)
             settled = cursor.fetchone() is not None
+    elif gate is None:
+        settled = bool(Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(**values))
     else:
         with transaction.atomic():
-            settled = bool(gate.update(**(gate_changes or {}))) and bool(
-                held.update(**outcome, claim=None, lease_until=None)
+            gate_row = gate.model._default_manager.filter(pk=gate.pk, **gate.held)
+            settled = bool(gate_row.update(**gate.changes)) and bool(
+                Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(**values)
             )
             if not settled:
                 transaction.set_rollback(True)
@@ -128,11 +150,36 @@ def settle(
     return settled
 
 
-def _update_sql(queryset: QuerySet, values: dict) -> tuple[str, tuple]:
-    """The UPDATE statement queryset.update(**values) would run, as the ORM compiles it (columns and values)."""
-    query = queryset.query.chain(sql.UpdateQuery)
-    query.add_update_values(values)
-    return query.get_compiler(queryset.db).as_sql()
+@functools.cache
+def gated_settle_sql(gate_model: type[models.Model], held: tuple[str, ...], changes: tuple[str, ...]) -> str:
+    """The gate's UPDATE as a data-modifying WITH, and the run's UPDATE that happens only if the gate's row did.
+
+    Built once per shape of gate: compiled by the ORM from two querysets for
+    every delivery, it cost a worker eight times the CPU of its parameters
+    (benchmarks/RESULTS.md, eleventh session). Parameters: the gate's
+    changes, its pk and held values, then SETTLED_FIELDS' values, the run's
+    pk, RUNNING and the claim.
+    """
+    quote = connection.ops.quote_name
+
+    def column(model, name: str) -> str:
+        return quote(model._meta.get_field(name).column)
+
+    gate_sets = ", ".join(f"{column(gate_model, name)} = %s" for name in changes)
+    gate_held = "".join(f" AND {column(gate_model, name)} IS NOT DISTINCT FROM %s" for name in held)
+    run_sets = ", ".join(f"{column(Run, name)} = %s" for name in SETTLED_FIELDS)
+    return (
+        f"WITH gate AS (UPDATE {quote(gate_model._meta.db_table)} SET {gate_sets} "
+        f"WHERE {quote(gate_model._meta.pk.column)} = %s{gate_held} RETURNING 1) "
+        f"UPDATE {quote(Run._meta.db_table)} SET {run_sets} WHERE {column(Run, 'id')} = %s "
+        f"AND {column(Run, 'status')} = %s AND {column(Run, 'claim')} IS NOT DISTINCT FROM %s "
+        "AND EXISTS (SELECT FROM gate) RETURNING 1"
+    )
+
+
+def _db_values(model, values: dict) -> list:
+    """The values as the ORM sends them for these fields (a UUID as hex on SQLite, JSON adapted, say)."""
+    return [model._meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
 
 
 def fail(run: Run, claim: uuid.UUID | None, reason: str) -> bool:

@@ -60,17 +60,7 @@ def _original_run(delivery: Delivery) -> int | None:
     and waits: its duplicate would otherwise wait beside it and act twice.
     """
     since = timezone.now() - timedelta(seconds=settings.HOOK_SUPPRESSION_SECONDS)
-    return (
-        Delivery.objects.filter(automation_id=delivery.automation_id, body_digest=delivery.body_digest)
-        .filter(
-            Q(run__status__in=COMPLETED, run__finished_at__gte=since)
-            | Q(run__status=Run.Status.WAITING, run__started_at__gte=since)
-        )
-        .exclude(pk=delivery.pk)
-        .order_by("-run_id")
-        .values_list("run_id", flat=True)
-        .first()
-    )
+    return statements.original_run(delivery, completed=COMPLETED, waiting=Run.Status.WAITING, since=since)
 
 
 def _claim(delivery_id: int, token: uuid.UUID) -> Delivery | None:
@@ -220,8 +210,8 @@ def _finish(delivery: Delivery, token: uuid.UUID, run: Run) -> None:
         changes["error"] = run.error
     else:
         changes.update(status=Delivery.Status.FAILED, error=run.error)
-    held = Delivery.objects.filter(pk=delivery.pk, claim=token, status=Delivery.Status.RUNNING)
-    if runs.settle(run, token, gate=held, gate_changes=changes) and retry_in is not None:
+    held = {"claim": token, "status": Delivery.Status.RUNNING}
+    if runs.settle(run, token, gate=runs.Gate(Delivery, delivery.pk, held, changes)) and retry_in is not None:
         _retry_later(delivery.pk, retry_in)
 
 

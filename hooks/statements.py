@@ -2,9 +2,10 @@
 
 The ORM costs more than the work on the hottest paths (benchmarks/RESULTS.md):
 accepted webhooks are stored many rows to one INSERT (hooks/intake.py), and
-the delivery claim is one UPDATE ... RETURNING. Every column name and value
-here comes from the model's fields, so a field added to Delivery cannot be
-silently left out (hooks/tests/test_statements.py).
+each delivery a worker takes is claimed by one UPDATE ... RETURNING and
+checked for duplicates by one SELECT, both built once per process. Every
+column name and value here comes from the model's fields, so a field added
+to Delivery cannot be silently left out (hooks/tests/test_statements.py).
 """
 
 import functools
@@ -16,17 +17,22 @@ from django.db import connection
 from django.utils import timezone
 from psycopg import pq
 
+from automations.models import Run
 from hooks.models import Delivery
+
+
+def column(model, name: str) -> str:
+    """A field's column, quoted."""
+    return connection.ops.quote_name(model._meta.get_field(name).column)
 
 
 def quoted_columns(model) -> str:
     return ", ".join(connection.ops.quote_name(field.column) for field in model._meta.concrete_fields)
 
 
-def assignments(model, values: dict) -> tuple[str, list]:
-    """SET clause and parameters for these field values, prepared as the ORM prepares them for saving."""
-    clause = ", ".join(f"{connection.ops.quote_name(model._meta.get_field(name).column)} = %s" for name in values)
-    return clause, [db_value(model, name, value) for name, value in values.items()]
+def db_values(model, values: dict) -> list:
+    """Parameters for these field values, prepared as the ORM prepares them for saving."""
+    return [db_value(model, name, value) for name, value in values.items()]
 
 
 def db_value(model, name: str, value):
@@ -38,25 +44,74 @@ def claim(delivery_id: int, changes: dict, now) -> Delivery | None:
     """Apply changes to the delivery if it is pending and due, or running under a lapsed lease; count an attempt.
 
     Returns the row as updated, or None if another worker holds it or it is
-    not due. Conditions are on the row's own columns only: PostgreSQL
-    re-checks those against a concurrent claimer's committed row, but not a
-    subquery (which a join in the filter would become).
+    not due.
     """
-    table = connection.ops.quote_name(Delivery._meta.db_table)
-    column = {
-        name: connection.ops.quote_name(Delivery._meta.get_field(name).column)
-        for name in ("id", "status", "not_before", "lease_until", "attempts")
-    }
-    sets, params = assignments(Delivery, changes)
     now_param = db_value(Delivery, "lease_until", now)
     rows = Delivery.objects.raw(
-        f"UPDATE {table} SET {sets}, {column['attempts']} = {column['attempts']} + 1 "
-        f"WHERE {column['id']} = %s AND (({column['status']} = %s AND ({column['not_before']} IS NULL "
-        f"OR {column['not_before']} <= %s)) OR ({column['status']} = %s AND {column['lease_until']} < %s)) "
-        f"RETURNING {quoted_columns(Delivery)}",
-        [*params, delivery_id, Delivery.Status.PENDING, now_param, Delivery.Status.RUNNING, now_param],
+        claim_sql(tuple(changes)),
+        [*db_values(Delivery, changes), delivery_id, Delivery.Status.PENDING, now_param]
+        + [Delivery.Status.RUNNING, now_param],
     )
     return next(iter(rows), None)
+
+
+@functools.cache
+def claim_sql(changes: tuple[str, ...]) -> str:
+    """The claim's UPDATE ... RETURNING every column; parameters: the changes, the pk, PENDING, now, RUNNING, now.
+
+    Conditions are on the row's own columns only: PostgreSQL re-checks those
+    against a concurrent claimer's committed row, but not a subquery (which a
+    join in the filter would become).
+    """
+    status, not_before, lease_until = (column(Delivery, name) for name in ("status", "not_before", "lease_until"))
+    attempts = column(Delivery, "attempts")
+    sets = ", ".join(f"{column(Delivery, name)} = %s" for name in changes)
+    return (
+        f"UPDATE {connection.ops.quote_name(Delivery._meta.db_table)} SET {sets}, {attempts} = {attempts} + 1 "
+        f"WHERE {column(Delivery, 'id')} = %s AND (({status} = %s AND ({not_before} IS NULL OR {not_before} <= %s)) "
+        f"OR ({status} = %s AND {lease_until} < %s)) "
+        f"RETURNING {quoted_columns(Delivery)}"
+    )
+
+
+def original_run(delivery: Delivery, *, completed: tuple[str, ...], waiting: str, since) -> int | None:
+    """The newest run of another delivery of the automation with the same body that completed or waits since then.
+
+    completed: the statuses of a completed run (finished since); waiting: a
+    waiting run's status (started since).
+    """
+    params = [
+        delivery.automation_id,
+        delivery.body_digest,
+        delivery.pk,
+        *[db_value(Run, "status", status) for status in completed],
+        db_value(Run, "finished_at", since),
+        db_value(Run, "status", waiting),
+        db_value(Run, "started_at", since),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(original_run_sql(len(completed)), params)
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+@functools.cache
+def original_run_sql(completed: int) -> str:
+    """original_run's SELECT, for that many completed statuses.
+
+    Compiled by the ORM for every delivery, it cost a worker fourteen times the
+    CPU of its parameters (benchmarks/RESULTS.md, eleventh session).
+    """
+    run_id, status = f"d.{column(Delivery, 'run')}", f"r.{column(Run, 'status')}"
+    return (
+        f"SELECT {run_id} FROM {connection.ops.quote_name(Delivery._meta.db_table)} d "
+        f"INNER JOIN {connection.ops.quote_name(Run._meta.db_table)} r ON {run_id} = r.{column(Run, 'id')} "
+        f"WHERE d.{column(Delivery, 'automation')} = %s AND d.{column(Delivery, 'body_digest')} = %s "
+        f"AND NOT (d.{column(Delivery, 'id')} = %s) "
+        f"AND (({status} IN ({', '.join(['%s'] * completed)}) AND r.{column(Run, 'finished_at')} >= %s) "
+        f"OR ({status} = %s AND r.{column(Run, 'started_at')} >= %s)) "
+        f"ORDER BY {run_id} DESC LIMIT 1"
+    )
 
 
 # A new delivery's columns: those an accepted request fills (hooks.intake.Accepted has an attribute for

@@ -1,12 +1,16 @@
-"""The raw SQL of deliveries (hooks/statements.py) names every field of Delivery, and stores what the ORM would."""
+"""The raw SQL of deliveries (hooks/statements.py) names every field of Delivery, and does what the ORM would."""
 
 import dataclasses
+import uuid
 from datetime import timedelta
 
 import pytest
+from django.db.models import Q
 from django.utils import timezone
 
-from hooks import intake, statements
+from automations.models import Run
+from hooks import intake, services, statements
+from hooks.incoming import Incoming
 from hooks.models import Delivery
 
 pytestmark = pytest.mark.django_db
@@ -60,3 +64,98 @@ def test_an_inserted_delivery_reads_back_as_one_the_orm_created(make_automation)
     assert inserted.public_id == row.public_id
     # The database's clock, stored as Django stores an aware datetime (on SQLite, text in UTC).
     assert abs(inserted.received_at - timezone.now()) < timedelta(hours=1)
+
+
+def stored_delivery(automation, *, digest="1" * 64, run=None) -> Delivery:
+    return Delivery.objects.create(
+        automation=automation, method="POST", path="/", body=b"{}", body_digest=digest, run=run
+    )
+
+
+def the_orm_query(delivery: Delivery, since) -> int | None:
+    """The duplicate check as the ORM wrote it before it was built once per process (hooks.services)."""
+    return (
+        Delivery.objects.filter(automation_id=delivery.automation_id, body_digest=delivery.body_digest)
+        .filter(
+            Q(run__status__in=services.COMPLETED, run__finished_at__gte=since)
+            | Q(run__status=Run.Status.WAITING, run__started_at__gte=since)
+        )
+        .exclude(pk=delivery.pk)
+        .order_by("-run_id")
+        .values_list("run_id", flat=True)
+        .first()
+    )
+
+
+def earlier_delivery(automation, status, *, started_ago=0, finished_ago=0, digest="1" * 64) -> Delivery:
+    now = timezone.now()
+    finished = None if status in (Run.Status.WAITING, Run.Status.RUNNING) else now - timedelta(seconds=finished_ago)
+    run = Run.objects.create(automation=automation, status=status, finished_at=finished)
+    Run.objects.filter(pk=run.pk).update(started_at=now - timedelta(seconds=started_ago))
+    return stored_delivery(automation, digest=digest, run=run)
+
+
+EARLIER = {
+    "succeeded in the window": {"status": Run.Status.SUCCEEDED, "finished_ago": 10, "started_ago": 500},
+    "stopped in the window": {"status": Run.Status.STOPPED, "finished_ago": 10},
+    "succeeded before the window": {"status": Run.Status.SUCCEEDED, "finished_ago": 120},
+    "failed in the window": {"status": Run.Status.FAILED, "finished_ago": 10},
+    "abandoned in the window": {"status": Run.Status.ABANDONED, "finished_ago": 10},
+    "running": {"status": Run.Status.RUNNING, "started_ago": 10},
+    "waiting, started in the window": {"status": Run.Status.WAITING, "started_ago": 10},
+    "waiting, started before the window": {"status": Run.Status.WAITING, "started_ago": 120},
+    "another body": {"status": Run.Status.SUCCEEDED, "finished_ago": 10, "digest": "2" * 64},
+}
+
+
+@pytest.mark.parametrize("earlier", [*EARLIER, "all of them"])
+def test_the_duplicate_check_finds_the_run_the_orm_query_finds(make_automation, earlier):
+    automation, other = make_automation([]), make_automation([], name="other")
+    for name, row in EARLIER.items():
+        if earlier in (name, "all of them"):
+            earlier_delivery(automation, **row)
+    earlier_delivery(other, Run.Status.SUCCEEDED, finished_ago=10)  # the same body to another automation
+    delivery = stored_delivery(automation)
+    since = timezone.now() - timedelta(seconds=60)
+    found = statements.original_run(delivery, completed=services.COMPLETED, waiting=Run.Status.WAITING, since=since)
+    assert found == the_orm_query(delivery, since)
+    expected = {"succeeded in the window", "stopped in the window", "waiting, started in the window", "all of them"}
+    assert (found is not None) == (earlier in expected)
+
+
+def test_the_duplicate_check_never_finds_the_deliverys_own_run(make_automation):
+    automation = make_automation([])
+    delivery = earlier_delivery(automation, Run.Status.SUCCEEDED, finished_ago=1)
+    since = timezone.now() - timedelta(seconds=60)
+    assert (
+        statements.original_run(delivery, completed=services.COMPLETED, waiting=Run.Status.WAITING, since=since) is None
+    )
+
+
+def test_a_claimed_delivery_reads_back_as_the_orm_reads_it(make_automation):
+    delivery = stored_delivery(make_automation([]))
+    now = timezone.now()
+    claimed = statements.claim(delivery.pk, {"status": Delivery.Status.RUNNING, "claim": uuid.uuid4()}, now)
+    stored = Delivery.objects.get(pk=delivery.pk)
+    assert {field.attname: getattr(claimed, field.attname) for field in Delivery._meta.concrete_fields} == {
+        field.attname: getattr(stored, field.attname) for field in Delivery._meta.concrete_fields
+    }
+    assert (stored.status, stored.attempts) == (Delivery.Status.RUNNING, 1)
+
+
+def test_the_claim_and_the_duplicate_check_are_built_once_per_process(make_automation):
+    automation = make_automation([], settings={"suppress_duplicates": True})
+
+    def process(body: bytes) -> None:
+        incoming = Incoming("POST", "/", "", "application/json", body)
+        delivery = services.accept_delivery(automation_id=automation.pk, incoming=incoming)
+        services.process_delivery(delivery_id=delivery.pk)
+
+    def built() -> tuple[int, int]:
+        return statements.claim_sql.cache_info().misses, statements.original_run_sql.cache_info().misses
+
+    process(b'{"n": 1}')
+    before = built()
+    process(b'{"n": 2}')
+    assert built() == before
+    assert Delivery.objects.filter(status=Delivery.Status.DONE).count() == 2
