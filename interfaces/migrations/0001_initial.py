@@ -6,29 +6,6 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
-def cascade_in_the_database(apps, schema_editor):
-    """As automations 0002: the foreign key to automations also acts in the database (ON DELETE CASCADE)."""
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    # Django adds the new table's foreign keys at the end of the migration: add them now, to give one its action.
-    while schema_editor.deferred_sql:
-        schema_editor.execute(schema_editor.deferred_sql.pop(0))
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT con.conname FROM pg_constraint con JOIN pg_attribute att ON att.attrelid = con.conrelid "
-            "AND att.attnum = con.conkey[1] WHERE con.contype = 'f' AND con.conrelid = %s::regclass "
-            "AND att.attname = %s",
-            ["interfaces_formfile", "automation_id"],
-        )
-        (name,) = cursor.fetchone()
-    quote = schema_editor.quote_name
-    schema_editor.execute(
-        f"ALTER TABLE interfaces_formfile DROP CONSTRAINT {quote(name)}, ADD CONSTRAINT {quote(name)} "
-        "FOREIGN KEY (automation_id) REFERENCES automations_automation (id) ON DELETE CASCADE "
-        "DEFERRABLE INITIALLY DEFERRED"
-    )
-
-
 class Migration(migrations.Migration):
     initial = True
 
@@ -55,5 +32,4 @@ class Migration(migrations.Migration):
                 ),
             ],
         ),
-        migrations.RunPython(cascade_in_the_database, migrations.RunPython.noop, elidable=False),
     ]
