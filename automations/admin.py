@@ -14,8 +14,7 @@ from automations import services
 from automations.exceptions import NotOff
 from automations.models import Automation, LookupRow, Run, empty_definition
 from automations.triggers import TriggerRefused
-from publickeys.models import PublicKey
-from publickeys.selectors import url_of
+from publickeys import selectors as key_selectors
 
 
 class AutomationForm(forms.ModelForm):
@@ -43,7 +42,15 @@ class AutomationAdmin(admin.ModelAdmin):
     list_display = ("name", "owner", "enabled", "steps_count", "runs_link", "diagram_link", "updated_at")
     list_filter = ("enabled",)
     search_fields = ("name", "owner__username", "owner__email")
-    readonly_fields = ("webhook_url", "web_service_url", "form_url", "diagram_link", "created_at", "updated_at")
+    readonly_fields = (
+        "webhook_url",
+        "web_service_url",
+        "form_url",
+        "chat_widget_url",
+        "diagram_link",
+        "created_at",
+        "updated_at",
+    )
     actions = ("turn_on", "turn_off", "reset_processing", "issue_new_urls")
     autocomplete_fields = ()
 
@@ -75,6 +82,10 @@ class AutomationAdmin(admin.ModelAdmin):
     @admin.display(description="hosted form URL")
     def form_url(self, automation):
         return (services.form_url(automation) or "-") if automation.pk else "issued when saved"
+
+    @admin.display(description="chat widget URL")
+    def chat_widget_url(self, automation):
+        return services.chat_widget_url(automation) if automation.pk else "issued when saved"
 
     def save_model(self, request, automation, form, change):
         """Through the services: create (with its URLs) or update, then turn on or off as the form says.
@@ -163,12 +174,33 @@ class SuppressedFilter(admin.SimpleListFilter):
         return queryset.filter(suppressed_count__gt=0) if self.value() == "yes" else queryset
 
 
+class WaitingFilter(admin.SimpleListFilter):
+    """Waiting runs, split by what wakes them: a person's answer (or its expiry), or a time."""
+
+    title = "waiting"
+    parameter_name = "waiting"
+
+    def lookups(self, request, model_admin):
+        return [("any", "waiting"), ("person", "for a person"), ("time", "for a time")]
+
+    def queryset(self, request, queryset):
+        waiting = queryset.filter(status=Run.Status.WAITING)
+        # Every wait for a person says what happens when it expires (automations/waiting.py); a delay does not.
+        if self.value() == "any":
+            return waiting
+        if self.value() == "person":
+            return waiting.filter(waiting_for__has_key="on_expiry")
+        if self.value() == "time":
+            return waiting.exclude(waiting_for__has_key="on_expiry")
+        return queryset
+
+
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
     """Execution History: each run with its trigger data, each step's result and error, and the Suppressed count."""
 
     list_display = ("pk", "automation", "source", "state", "attempt", "suppressed_count", "started_at", "finished_at")
-    list_filter = ("status", "source", SuppressedFilter, "automation")
+    list_filter = (WaitingFilter, "status", "source", SuppressedFilter, "automation")
     search_fields = ("automation__name", "error")
     date_hierarchy = "started_at"
     fields = (
@@ -201,13 +233,16 @@ class RunAdmin(admin.ModelAdmin):
 
     @admin.display(description="waits for")
     def waiting(self, run):
+        """What it waits for, its link (rendered from the key's id kept in waiting_for, never stored in clear)."""
         if run.status != Run.Status.WAITING:
             return "-"
+        waiting_for = run.waiting_for or {}
+        link = key_selectors.url_of_key_id(waiting_for.get("public_key_id"))
         return format_html(
             "{}{}<pre>{}</pre>",
             _waiting_for(run),
-            _person_links(run),
-            json.dumps(run.waiting_for, indent=2, ensure_ascii=False)[:20_000],
+            format_html('<br>link: <a href="{}" rel="noreferrer">{}</a>', link, link) if link else "",
+            json.dumps(waiting_for, indent=2, ensure_ascii=False)[:20_000],
         )
 
     @admin.display(description="trigger data")
@@ -235,17 +270,17 @@ class RunAdmin(admin.ModelAdmin):
         )
 
 
-def _person_links(run):
-    """The links of a run that waits for a person, rendered from their keys (waiting_for holds no key in clear)."""
-    if not (run.waiting_for or {}).get("public_key_id"):
-        return ""
-    labelled = [("one-time form", url_of(purpose=PublicKey.Purpose.ONE_TIME_FORM, target=run))]
-    return format_html_join("", '<p>{}: <a href="{}">{}</a></p>', ((label, u, u) for label, u in labelled if u))
-
-
 def _waiting_for(run) -> str:
     waiting_for = run.waiting_for or {}
     what = f"step {waiting_for.get('step', '?')} ({waiting_for.get('kind', '?')})"
+    if waiting_for.get("title"):
+        what += f": {str(waiting_for['title'])[:100]}"
+    if "on_expiry" in waiting_for:  # a person's answer: resume_at is when it expires, if it does
+        if run.answer is not None:
+            return f"{what}, answered, about to go on"
+        if run.resume_at is None:
+            return f"{what}, until answered"
+        return f"{what}, expires at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC"
     if run.resume_at:
         return f"{what}, goes on at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC"
     return what

@@ -153,6 +153,22 @@ def abandon(run_id: int, reason: str) -> bool:
     )
 
 
+def end_waiting(*, automation_id: int, reason: str) -> int:
+    """End the automation's waiting runs (Processing > Reset, deletion): failed, with reason as their error.
+
+    They fail rather than taking a state of their own because, to whoever
+    reads Execution History, they did not complete and never will; the
+    reason says it was not their steps' fault. One conditional update from
+    waiting: a run an answer or its time resumed first goes on and is not
+    ended, and one ended first can no longer be resumed or answered, so the
+    links that asked for it (a form, an approval item) show the unavailable
+    page. Returns how many runs it ended.
+    """
+    return Run.objects.filter(automation_id=automation_id, status=Run.Status.WAITING).update(
+        status=Run.Status.FAILED, error=reason, finished_at=timezone.now(), resume_at=None, answer=None
+    )
+
+
 def count_suppressed(run_id: int) -> None:
     """One more duplicate delivery was suppressed because this run completed."""
     Run.objects.filter(pk=run_id).update(suppressed_count=F("suppressed_count") + 1)

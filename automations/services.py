@@ -8,7 +8,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from automations import definition as definitions
-from automations import deletion, lifecycle, triggers
+from automations import deletion, lifecycle, runs, triggers
 from automations.exceptions import NotOff, QuotaExceeded
 from automations.models import Automation, LookupRow, WebServiceUsage
 from automations.triggers import TriggerRefused
@@ -16,7 +16,13 @@ from publickeys import selectors as key_selectors
 from publickeys import services as key_services
 from publickeys.models import PublicKey
 
-URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE, PublicKey.Purpose.FORM)
+
+def url_purposes() -> list[str]:
+    """The purposes of every URL a trigger type gives an automation (triggers/<type>.py URLS), in a fixed order."""
+    return sorted({purpose for module in triggers.types().values() for purpose in module.URLS})
+
+
+ENDED_BY_RESET = "ended while it waited: the automation was reset (Processing > Reset)"
 
 
 def _stored(document: dict) -> dict:
@@ -95,13 +101,19 @@ def turn_off(*, automation: Automation) -> None:
 
 @transaction.atomic
 def reset(*, automation: Automation) -> None:
-    """Processing > Reset (SPEC 3): trigger state and This-automation rows cleared, unprocessed deliveries discarded."""
+    """Processing > Reset (SPEC 3): trigger state and This-automation rows cleared, unprocessed deliveries discarded.
+
+    Its waiting runs end too (runs.end_waiting): a reset starts the
+    automation afresh, and a decision or a form sent for the old state
+    should not act on the new one.
+    """
     automation = Automation.objects.select_for_update().get(pk=automation.pk)
     if automation.enabled:
         raise NotOff("turn the automation off before resetting it")
     automation.trigger_state = {}
     automation.save(update_fields=["trigger_state", "updated_at"])
     LookupRow.objects.filter(automation=automation).delete()
+    runs.end_waiting(automation_id=automation.pk, reason=ENDED_BY_RESET)
     lifecycle.emit("reset", automation)
 
 
@@ -129,7 +141,7 @@ def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
     """Keys for the URLs its trigger type has (triggers/<type>.py URLS); those of other purposes are retired."""
     wanted = triggers.of(automation).URLS
     live = key_selectors.live_purposes(target=automation)
-    for purpose in URL_PURPOSES:
+    for purpose in url_purposes():
         if purpose not in wanted:
             key_services.retire_key(purpose=purpose, target=automation)
         elif not (missing_only and purpose in live):
@@ -158,6 +170,15 @@ def hook_url(automation: Automation) -> str | None:
 def web_service_url(automation: Automation) -> str | None:
     """The automation's web service URL; None when its key was sealed under another URL_KEY_SECRET."""
     return key_selectors.url_of(purpose=PublicKey.Purpose.WEB_SERVICE, target=automation)
+
+
+def chat_widget_url(automation: Automation) -> str | None:
+    """The chat widget's URL (a chat trigger's; on the owner's white-label domain when it has one); None without."""
+    key = key_selectors.key_of(purpose=PublicKey.Purpose.CHAT_WIDGET, target=automation)
+    if key is None:
+        return None
+    origin = URL_ORIGINS.get(PublicKey.Purpose.CHAT_WIDGET, lambda owner_id: settings.BASE_URL)(automation.owner_id)
+    return f"{origin}/webchat/{key}"
 
 
 def _this_month() -> date:

@@ -61,7 +61,7 @@ class StepContext:
     response: dict | None = None  # set by a respond step, returned to a web service caller
     deadline: float | None = None  # time.monotonic() by which the run must have ended
     past_deadline: str = WAIT_TIMED_OUT  # the step's error once the deadline has passed
-    run: "object" = None  # automations.models.Run: the run the step belongs to (a person's link is issued for it)
+    run: "object | None" = None  # the Run being advanced: a step that asks a person ties its link to it
 
     def seconds_left(self, wanted: float) -> float:
         """wanted, or less when the run's deadline is nearer; StepFailed once it has passed."""
