@@ -23,8 +23,8 @@ def answers_with_files(*, automation: Automation, form: FieldForm) -> dict:
 
 
 @transaction.atomic
-def submit_form(*, automation: Automation, answers: dict, user=None) -> str:
-    """Start a run of the hosted form's automation, in a worker; the key of its session page, returned in clear.
+def submit_form(*, automation: Automation, answers: dict, user=None) -> tuple[Run, str]:
+    """Start a run of the hosted form's automation, in a worker; the run, and its session page's key in clear.
 
     The run is queued (automations.runs.queue), never run in the web
     request: a visitor's submission is accepted once the run is committed.
@@ -37,7 +37,7 @@ def submit_form(*, automation: Automation, answers: dict, user=None) -> str:
         },
     }
     run = runs.queue(automation=automation, trigger=trigger, source=Run.Source.FORM)
-    return key_services.issue_key(purpose=PublicKey.Purpose.FORM_SESSION, target=run)
+    return run, key_services.issue_key(purpose=PublicKey.Purpose.FORM_SESSION, target=run)
 
 
 @transaction.atomic

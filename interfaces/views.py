@@ -22,10 +22,12 @@ from django.views.decorators.http import require_http_methods
 
 from automations.models import Run
 from config import process_cache
-from interfaces import ratelimits, selectors, services, spam, uploads
+from interfaces import ratelimits, selectors, services, spam, submissions, uploads
 from interfaces.fields import FieldForm
 from interfaces.models import FormFile
 from interfaces.pages import unavailable
+from publickeys.models import PublicKey
+from publickeys.selectors import key_of
 
 LOGIN_URL = "/login"
 # A hosted form's blank fields, rendered once per process, language and version of the automation: rendering
@@ -75,12 +77,33 @@ def _submit_hosted(request, automation, handler, scope):
         return _form_page(request, trigger, form, scope, status=400)
     if spam.filled_too_fast(request.POST, scope):
         return _form_page(request, trigger, form, scope, status=400, too_fast=True)
-    answers = services.answers_with_files(automation=automation, form=form)
-    session_key = services.submit_form(automation=automation, answers=answers, user=request.user)
+    page = request.POST[spam.SHOWN]  # a valid shown time, unique to the page the visitor was given
+    if not submissions.claim(page):
+        return _sent_already(request, page)
+    try:
+        answers = services.answers_with_files(automation=automation, form=form)
+        run, session_key = services.submit_form(automation=automation, answers=answers, user=request.user)
+    except BaseException:
+        submissions.release(page)
+        raise
+    submissions.started(page, run.pk)
+    return _to_session(request, session_key)
+
+
+def _to_session(request, session_key: str):
     if getattr(request, "white_label_owner_id", None) is not None:
         # A white-label domain serves the hosted form alone: the session page is on the service's host.
         return see_other(f"{settings.BASE_URL}/form/run/{session_key}")
     return see_other(f"run/{session_key}")  # /form/{key} -> /form/run/{session key}
+
+
+def _sent_already(request, page: str):
+    """A page sent a second time (a double click, a resend): to the first one's session page, starting nothing."""
+    run_id = submissions.first_run_id(page)
+    session_key = key_of(purpose=PublicKey.Purpose.FORM_SESSION, target=Run(pk=run_id)) if run_id else None
+    if session_key is None:  # the first is still being started
+        return render(request, "interfaces/form_done.html", {"message": ""})
+    return _to_session(request, session_key)
 
 
 @never_cache
