@@ -16,8 +16,9 @@ def exception_handler(error, context):
         return None  # not an API error: Django's handling (a 500) applies
     if isinstance(error, exceptions.ValidationError):
         message = _first_message(error.detail)
-    else:
-        message = str(getattr(error, "detail", "")) or "request refused"
+    else:  # DRF's own detail, also for Django's Http404 and PermissionDenied, which it turns into its own
+        detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""
+        message = str(detail) or "request refused"
     body = Response({"error": message}, status=response.status_code)
     for name in ("Retry-After", "Allow", "WWW-Authenticate"):
         if name in response:

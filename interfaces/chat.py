@@ -38,6 +38,10 @@ class ChatUnavailable(Exception):
     """The widget's automation is off: no message is taken (the page says the chat is not available)."""
 
 
+class ChatGone(Exception):
+    """The widget's automation was deleted while its message was taken: nothing was stored (404, as for its key)."""
+
+
 @dataclass(frozen=True)
 class Widget:
     automation: Automation
@@ -108,8 +112,18 @@ def _remember_last(public_id: uuid.UUID, message_id: int) -> None:
         logger.warning("chat: the cache could not record a conversation's last message", exc_info=True)
 
 
-@transaction.atomic
 def send(*, widget: Widget, conversation: chat_tokens.Conversation, text: str) -> dict:
+    """_send, whose rows fail their foreign keys at commit when the automation was deleted meanwhile (ChatGone)."""
+    try:
+        return _send(widget=widget, conversation=conversation, text=text)
+    except IntegrityError:
+        if Automation.objects.filter(pk=widget.automation.pk).exists():
+            raise
+        raise ChatGone() from None
+
+
+@transaction.atomic
+def _send(*, widget: Widget, conversation: chat_tokens.Conversation, text: str) -> dict:
     """Add the visitor's message and start its run, both committed together; the message as the page shows it.
 
     The run's trigger data: the message, the conversation before it (its

@@ -189,6 +189,8 @@ class MessagesView(APIView):
             sent = chat.send(widget=widget, conversation=conversation, text=message.validated_data["text"])
         except chat.ChatUnavailable:
             raise ChatUnavailable() from None
+        except chat.ChatGone:
+            raise Http404() from None
         return _no_store(Response({"message": sent}, status=status.HTTP_201_CREATED))
 
 

@@ -331,3 +331,19 @@ def test_a_poll_finds_a_message_the_cache_has_not_heard_of(chat):
     visitor.send("Hi")
     cache.clear()  # a lost cache entry costs a query, never a message
     assert [m["text"] for m in visitor.poll().json()["messages"]] == ["Hi"]
+
+
+def test_a_message_whose_automation_is_deleted_before_it_commits_gets_404(chat, monkeypatch):
+    from django.db import IntegrityError
+
+    from interfaces import chat as chat_service
+
+    visitor = chat()
+
+    def deleted_meanwhile(**message):
+        services.delete_automation(automation=message["widget"].automation)
+        raise IntegrityError("insert or update on table violates foreign key constraint")
+
+    monkeypatch.setattr(chat_service, "_send", deleted_meanwhile)
+    answer = visitor.send("Hi")
+    assert (answer.status_code, answer.json()) == (404, {"error": "Not found."})
