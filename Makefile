@@ -15,7 +15,10 @@ from the deadsnakes PPA on older Ubuntu; macOS: brew install python@3.11; pyenv:
 or name one: make run PYTHON=/path/to/python3.11
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint clean
+# Browser tests drive this Chromium (tests/e2e/browser.py); never one that playwright downloads.
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: help install browser run test lint clean
 
 help: ## list these targets
 	@echo "make TARGET, where TARGET is one of:"
@@ -24,6 +27,17 @@ help: ## list these targets
 install: ## make .venv with Python 3.11 and install the project into it; a broken .venv is made anew
 	@$(BIN)/python -c 'import django; $(IS_311)' 2>/dev/null || rm -f $(VENV)/.installed-*
 	@$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $(STAMP)
+	@$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) browser
+
+browser: ## install Debian's chromium for the browser tests when $(CHROMIUM) is missing (apt-get, as root)
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u 2>/dev/null)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "no $(CHROMIUM): browser tests will be skipped (Debian and Ubuntu: sudo apt-get install chromium)" >&2; \
+	  fi; \
+	fi
 
 $(STAMP): pyproject.toml
 	@if ! $(BIN)/python -c '$(IS_311)' 2>/dev/null; then \

@@ -39,10 +39,10 @@ class AutomationForm(forms.ModelForm):
 @admin.register(Automation)
 class AutomationAdmin(admin.ModelAdmin):
     form = AutomationForm
-    list_display = ("name", "owner", "enabled", "steps_count", "runs_link", "updated_at")
+    list_display = ("name", "owner", "enabled", "steps_count", "runs_link", "diagram_link", "updated_at")
     list_filter = ("enabled",)
     search_fields = ("name", "owner__username", "owner__email")
-    readonly_fields = ("webhook_url", "web_service_url", "created_at", "updated_at")
+    readonly_fields = ("webhook_url", "web_service_url", "form_url", "diagram_link", "created_at", "updated_at")
     actions = ("turn_on", "turn_off", "reset_processing", "issue_new_urls")
     autocomplete_fields = ()
 
@@ -55,6 +55,14 @@ class AutomationAdmin(admin.ModelAdmin):
         url = reverse("admin:automations_run_changelist") + f"?automation__id__exact={automation.pk}"
         return format_html('<a href="{}">runs</a>', url)
 
+    @admin.display(description="diagram")
+    def diagram_link(self, automation):
+        """The diagram page (interfaces/): it opens for the automation's owner only; others get 404."""
+        if not automation.pk:
+            return "-"
+        url = reverse("automation-diagram") + f"?uuid={automation.uuid}"
+        return format_html('<a href="{}" title="opens for its owner only">View diagram</a>', url)
+
     @admin.display(description="webhook URL")
     def webhook_url(self, automation):
         return services.hook_url(automation) if automation.pk else "issued when saved"
@@ -62,6 +70,10 @@ class AutomationAdmin(admin.ModelAdmin):
     @admin.display(description="web service URL")
     def web_service_url(self, automation):
         return services.web_service_url(automation) if automation.pk else "issued when saved"
+
+    @admin.display(description="hosted form URL")
+    def form_url(self, automation):
+        return (services.form_url(automation) or "-") if automation.pk else "issued when saved"
 
     def save_model(self, request, automation, form, change):
         """Through the services: create (with its URLs) or update, then turn on or off as the form says.

@@ -1,5 +1,7 @@
 """Automations, their runs, lookup rows and web service usage."""
 
+import uuid
+
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
@@ -13,6 +15,8 @@ class Automation(models.Model):
     """A user's automation: its definition document (automations/definition.py) and its public URL keys."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="automations")
+    # Names the automation in its diagram's URL (/automation?uuid=...), which only its owner can open.
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200)
     enabled = models.BooleanField(
         default=False, help_text="On: deliveries run. Off: they are kept and replayed when turned on."
@@ -61,6 +65,7 @@ class Run(models.Model):
     class Source(models.TextChoices):
         WEBHOOK = "webhook"
         WEB_SERVICE = "web_service", "web service"
+        FORM = "form", "hosted form"
 
     automation = models.ForeignKey(Automation, on_delete=models.CASCADE, related_name="runs")
     source = models.CharField(max_length=20, choices=Source.choices)

@@ -52,6 +52,29 @@ def start(
     )
 
 
+def queue(*, automation: Automation, trigger: dict, source: str) -> Run:
+    """A run to start in a worker, not in the caller: a person's submission (a hosted form) never waits for steps.
+
+    It is committed as waiting, due now, with no step done: the task queued
+    on commit takes it through resume(), and the sweeper queues it again if
+    that task is lost, so a run accepted here is never lost. Its steps run
+    once, as a resumed run's do (a worker lost meanwhile gives it back).
+    """
+    from automations import tasks
+
+    run = Run.objects.create(
+        automation=automation,
+        definition=automation.definition,
+        trigger=trigger,
+        source=source,
+        status=Run.Status.WAITING,
+        waiting_for={"kind": "start", "step": ""},
+        resume_at=timezone.now(),
+    )
+    transaction.on_commit(lambda: tasks.resume_run.delay(run.pk), robust=True)
+    return run
+
+
 def failed(*, automation: Automation, source: str, attempt: int, reason: str) -> Run:
     """A run that failed before its first step (its trigger event could not be run), for Execution History to show."""
     return Run.objects.create(

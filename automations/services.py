@@ -16,7 +16,7 @@ from publickeys import selectors as key_selectors
 from publickeys import services as key_services
 from publickeys.models import PublicKey
 
-URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE)
+URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE, PublicKey.Purpose.FORM)
 ENDED_BY_RESET = "ended while it waited: the automation was reset (Processing > Reset)"
 
 
@@ -141,6 +141,20 @@ def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
             key_services.retire_key(purpose=purpose, target=automation)
         elif not (missing_only and purpose in live):
             key_services.issue_key(purpose=purpose, target=automation)
+
+
+# The origin another app gives an owner's URLs of a purpose, as purpose: fn(owner id) -> "https://host"; the
+# pages register the hosted form's (interfaces/apps.py: a white-label domain), so automations imports no page code.
+URL_ORIGINS: dict = {}
+
+
+def form_url(automation: Automation) -> str | None:
+    """The hosted form's URL (on the owner's white-label domain when it has one); None without a form key."""
+    key = key_selectors.key_of(purpose=PublicKey.Purpose.FORM, target=automation)
+    if key is None:
+        return None
+    origin = URL_ORIGINS.get(PublicKey.Purpose.FORM, lambda owner_id: settings.BASE_URL)(automation.owner_id)
+    return f"{origin}/form/{key}"
 
 
 def hook_url(automation: Automation) -> str | None:

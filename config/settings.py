@@ -13,7 +13,7 @@ from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from config.devsecret import development_secret
-from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url, env_version
+from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url, env_version, request_body_timeout
 from config.startup_checks import refuse_debug_beyond_loopback, refuse_listen_only_host
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -74,15 +74,21 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Accounts' white-label domains, added in admin, pass the Host check without a restart (config/hosts.py).
+    "config.hosts.WhiteLabelHostMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.hosts.HostRoutingMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # After host routing: the language of pages from Accept-Language (config/locale.py).
+    "config.locale.PageLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Content-Security-Policy of HTML pages; a framed page says so with page_headers.framed_by.
+    "config.page_headers.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls.combined"
@@ -97,6 +103,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -161,6 +168,11 @@ else:
 # The embedded file cache is shared by all processes of one machine. Its counters keep their expiry and lose no
 # count (config/cache.py), but every count is a file written: production sets REDIS_URL.
 
+# Pages that need an account send signed-out visitors to /login?next=<the page> (docs/interfaces.md "Sign-in").
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -168,7 +180,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# Pages are written in English and translated into German (locale/, compiled .mo files committed);
+# each visitor gets the one their browser's Accept-Language prefers (docs/interfaces.md).
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -183,6 +199,8 @@ STORAGES = {
 
 SESSION_COOKIE_SECURE = BASE_URL.startswith("https://")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Every page refuses to be framed unless its view says otherwise (config/page_headers.py framed_by).
+X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # With https URLs, plain http is redirected and browsers are told to keep to https; a proxy in front
 # that does both itself lets them be turned off. Redirecting is off when any URL is http: that host
@@ -204,7 +222,7 @@ RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", True)
 # Password attempts at admin's sign-in, per client IP and per user name (config/sign_in.py).
 SIGN_IN_RATE_IP = env_rate("SIGN_IN_RATE_IP", "30/15m")
 SIGN_IN_RATE_USERNAME = env_rate("SIGN_IN_RATE_USERNAME", "10/15m")
-# Requests to approval links (/moderation), pages and decisions alike, per client IP (interfaces/ratelimits.py).
+# Requests to approval links (/moderation), pages and decisions alike, per client IP (interfaces/approval_limits.py).
 APPROVAL_RATE_IP = env_rate("APPROVAL_RATE_IP", "120/m")
 # How often a web process asks whether a newer feed was built. Bodies are
 # served from process memory between checks.
@@ -222,7 +240,7 @@ HOOK_MAX_BODY_BYTES = env_int("HOOK_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1
 # A request body not complete this long after its request arrived is cut off
 # (408 on webhook and web service URLs), so slow senders cannot hold every
 # thread of a process (hooks/bodies.py).
-REQUEST_BODY_TIMEOUT_SECONDS = env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)
+REQUEST_BODY_TIMEOUT_SECONDS = request_body_timeout()
 # Webhook and web service URLs answer 503 (also switchable in admin).
 MAINTENANCE_MODE = env_bool("MAINTENANCE_MODE", False)
 HOOK_SUPPRESSION_SECONDS = env_int("HOOK_SUPPRESSION_SECONDS", 600, minimum=0)
@@ -241,6 +259,20 @@ HTTP_STEP_TIMEOUT_SECONDS = env_int("HTTP_STEP_TIMEOUT_SECONDS", 30, minimum=1)
 # HTTP request steps may not call loopback, private or link-local addresses
 # unless this is on (tests, or a single-tenant install inside a network).
 HTTP_STEP_ALLOW_PRIVATE = env_bool("HTTP_STEP_ALLOW_PRIVATE", False)
+
+# --- Forms (SPEC 4.3; docs/interfaces.md "Forms") -------------------------
+# Files sent through forms are kept with Django's storage API (STORAGES["default"]), on local disk here.
+MEDIA_ROOT = env_str("FORM_UPLOADS_DIR", str(VAR_DIR / "uploads"))
+# A form sent back sooner than this after it was shown is refused as a robot's (the visitor sends it again).
+FORM_MIN_FILL_SECONDS = env_int("FORM_MIN_FILL_SECONDS", 2, minimum=0)
+# Submissions per client IP on each form and per form; a form's own `limits` replace them.
+FORM_RATE_IP = env_rate("FORM_RATE_IP", "20/10m")
+FORM_RATE_FORM = env_rate("FORM_RATE_FORM", "600/h")
+# The largest file a form field may accept (a field's max_bytes is capped by it).
+FORM_FILE_MAX_BYTES = env_int("FORM_FILE_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
+# Who sends the one-time form links a form step emails.
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "flowgate@localhost")
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 
 # --- Celery ---------------------------------------------------------------
 if REDIS_URL:

@@ -7,6 +7,11 @@ folded to lower case. Past either, the attempt is refused with 429 before the
 password is checked, so it tells a guesser nothing. The price of the per-name
 limit: someone guessing at a name locks its owner out until the window ends.
 
+/login (SignInView) is Django's LoginView in the pages' look behind the same
+limits, counted in the same groups as admin's sign-in (one password, one
+budget); its refusal is a page. Its ?next= is followed only when it is a path
+of this site (/form/..., not //other.example or https://...).
+
 A counter that cannot be reached lets the attempt through (with a warning):
 admin holds the maintenance switch, which an outage of Redis must not lock.
 RATELIMIT_ENABLE=0 turns these limits off with the feed's.
@@ -16,7 +21,10 @@ import logging
 from functools import wraps
 
 from django.conf import settings
+from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django_ratelimit.core import get_usage
 
 from catalog.ratelimits import client_key
@@ -32,8 +40,8 @@ def _username(group: str, request: HttpRequest) -> str:
     return request.POST.get("username", "").strip().lower()
 
 
-def throttled(view):
-    """Wrap a sign-in view: its POSTs past either limit get 429 with Retry-After."""
+def throttled(view, *, page: str | None = None):
+    """Wrap a sign-in view: its POSTs past either limit get 429 with Retry-After (the template page, or plain text)."""
 
     @wraps(view)
     def throttled_view(request: HttpRequest, *args, **kwargs):
@@ -49,13 +57,43 @@ def throttled(view):
                     logger.warning("sign-in attempt counter unreachable; letting the attempt through", exc_info=True)
                     break
                 if usage and usage["should_limit"]:
-                    return refused(usage["time_left"])
+                    return refused(usage["time_left"], request=request, page=page)
         return view(request, *args, **kwargs)
 
     return throttled_view
 
 
-def refused(retry_after: int) -> HttpResponse:
-    response = HttpResponse("too many sign-in attempts; try again later\n", status=429, content_type="text/plain")
+def refused(retry_after: int, *, request: HttpRequest | None = None, page: str | None = None) -> HttpResponse:
+    if page and request is not None:
+        response = render(request, page, {"retry_minutes": max(1, (retry_after + 59) // 60)}, status=429)
+    else:
+        response = HttpResponse("too many sign-in attempts; try again later\n", status=429, content_type="text/plain")
     response["Retry-After"] = str(max(1, retry_after))
     return response
+
+
+def is_local_path(url: str) -> bool:
+    """True for a path of this site ("/form/run/abc?x=1"); false for any URL naming a scheme or a host.
+
+    Browsers read "//host", "/\\host" and "/\thost" as other sites; a path
+    that starts with one "/" followed by anything else stays here.
+    """
+    if not url.startswith("/") or url.startswith(("//", "/\\")):
+        return False
+    if any(ord(char) < 32 or char == "\\" for char in url):
+        return False
+    return url_has_allowed_host_and_scheme(url, allowed_hosts=set(), require_https=False)
+
+
+class SignInView(LoginView):
+    """/login: ?next= (or the posted next) is followed only when it is a path of this site, else LOGIN_REDIRECT_URL."""
+
+    template_name = "registration/login.html"
+    redirect_authenticated_user = True
+
+    def get_redirect_url(self) -> str:
+        url = self.request.POST.get(self.redirect_field_name, self.request.GET.get(self.redirect_field_name, ""))
+        return url if is_local_path(url) else ""
+
+
+sign_in = throttled(SignInView.as_view(), page="registration/too_many_attempts.html")

@@ -1,10 +1,30 @@
-"""Django admin for approval queues: each automation's approval link and its items with their outcome."""
+"""Django admin of the pages: white-label domains, approval queues."""
 
 from django.contrib import admin
 from django.utils.html import format_html
 
-from interfaces import approvals
-from interfaces.models import ApprovalItem, ApprovalQueue
+from interfaces import approvals, domains
+from interfaces.models import ApprovalItem, ApprovalQueue, WhiteLabelDomain
+
+
+@admin.register(WhiteLabelDomain)
+class WhiteLabelDomainAdmin(admin.ModelAdmin):
+    list_display = ("domain", "owner", "created_at")
+    search_fields = ("domain", "owner__username", "owner__email")
+    raw_id_fields = ("owner",)
+
+    # Each change is answered at once by this process and within domains.CACHE_SECONDS by the others.
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        domains.forget()
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        domains.forget()
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        domains.forget()
 
 
 class ApprovalItemInline(admin.TabularInline):

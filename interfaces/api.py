@@ -14,9 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from automations import jsonsafe
-from interfaces import approvals, ratelimits
+from interfaces import approval_limits, approvals
+from interfaces.approval_views import OUTCOME_STATUS, client_ip
 from interfaces.approvals import ApprovalItem, Outcome
-from interfaces.views import OUTCOME_STATUS, client_ip
 
 OUTCOME_ERRORS = {
     Outcome.ALREADY_DECIDED: "already decided",
@@ -67,7 +67,7 @@ class ModerationAPI(APIView):
         self.headers = {"Cache-Control": "no-store"}
 
     def _queue(self, request):
-        if wait := ratelimits.retry_after(request, group="approvals", rate_setting="APPROVAL_RATE_IP"):
+        if wait := approval_limits.retry_after(request, group="approvals", rate_setting="APPROVAL_RATE_IP"):
             response = Response({"error": "rate limit exceeded"}, status=status.HTTP_429_TOO_MANY_REQUESTS)
             response["Retry-After"] = str(wait)
             return None, response

@@ -12,3 +12,10 @@ class InterfacesConfig(AppConfig):
         from interfaces import approvals
 
         approval.served_by(approvals.place_item)
+
+        from automations import services
+        from interfaces import domains
+        from publickeys.models import PublicKey
+
+        # Hosted form URLs are issued on the owner's white-label domain, when it has one.
+        services.URL_ORIGINS[PublicKey.Purpose.FORM] = domains.public_base_url

@@ -29,7 +29,7 @@ def test_every_host_answers_health_checks(client, three_hosts):
         assert client.get("/healthz", HTTP_HOST=host).content == b"ok"
 
 
-def test_hosts_not_allowed_are_refused(client, three_hosts):
+def test_hosts_not_allowed_are_refused(client, three_hosts, db):  # db: white-label domains are looked up
     assert client.get("/catalog/v1/apps", HTTP_HOST="evil.example").status_code == 400
 
 

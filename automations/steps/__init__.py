@@ -11,6 +11,10 @@ A step that waits (for a time, later for a person) raises Wait; the run is
 then `waiting` and holds nothing. When it is resumed, the engine calls the
 module's resume(waiting_for, answer) instead of run(), and its return value
 is the step's output.
+
+A module may also have errors(settings) -> [(path, message)]: checks its
+schema cannot state (a form's field names unique), run once the schema
+passed; each path is inside the step.
 """
 
 import importlib

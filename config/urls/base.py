@@ -1,9 +1,10 @@
 """Paths of BASE_URL: home, sign-up, docs, catalog feed, interfaces, sign-in, OAuth server and admin."""
 
 from django.contrib import admin
+from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
-from config.sign_in import throttled
+from config.sign_in import sign_in, throttled
 from config.views import doc, health, home, signup
 
 urlpatterns = [
@@ -11,6 +12,8 @@ urlpatterns = [
     path("signup", signup, name="signup"),
     path("docs/<str:name>", doc, name="doc"),
     path("catalog/v1/", include("catalog.urls")),
+    path("login", sign_in, name="login"),
+    path("logout", LogoutView.as_view(), name="logout"),  # POST with CSRF only (Django 5)
     path("admin/login/", throttled(admin.site.login)),  # before admin's own, which it stands in for
     path("admin/", admin.site.urls),
     path("", include("interfaces.urls")),

@@ -48,6 +48,7 @@ def remove_cascades(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("automations", "0006_run_answer"),
+        ("interfaces", "0001_initial"),
     ]
 
     operations = [

@@ -1,0 +1,22 @@
+"""The language of pages: Django's LocaleMiddleware, whose Vary and Content-Language go on HTML pages only.
+
+The language comes from Accept-Language (settings.LANGUAGES: English, German)
+for every request, so a view's messages and templates follow it. Only pages
+are translated, so only text/html responses say they vary by
+Accept-Language: JSON bodies (the catalog feed, webhook and web service
+answers) are the same in every language, and a cache in front keeps one copy.
+"""
+
+from django.middleware.locale import LocaleMiddleware
+from django.utils.cache import patch_vary_headers
+from django.utils.translation import deactivate, get_language
+
+
+class PageLocaleMiddleware(LocaleMiddleware):
+    def process_response(self, request, response):
+        if response.get("Content-Type", "").startswith("text/html"):
+            patch_vary_headers(response, ("Accept-Language",))
+            response.headers.setdefault("Content-Language", get_language())
+        # The thread serves its next request (or task) in the default language unless that request says otherwise.
+        deactivate()
+        return response

@@ -1,0 +1,86 @@
+"""Content-Security-Policy of every HTML page, and the one way a view lets a page be framed.
+
+Every text/html response gets a policy allowing scripts, styles, images,
+fonts and connections from this site only, no inline script, no plugins,
+forms posting only here, no <base>, and no framing (frame-ancestors 'none'),
+beside Django's `X-Frame-Options: DENY`. A response that already carries a
+Content-Security-Policy keeps it (admin's pages, a view that writes its own).
+
+A page meant to be framed (the chat widget's frame) is decorated with
+@framed_by(origins_for_request): the function gets the request and returns
+the origins allowed to frame it ("*" for any https or http page). The page
+then drops X-Frame-Options, which cannot name origins, and relies on
+frame-ancestors alone.
+"""
+
+from collections.abc import Callable, Iterable
+from functools import wraps
+
+from django.http import HttpRequest, HttpResponse
+
+BASE_POLICY = {
+    "default-src": "'self'",
+    "script-src": "'self'",
+    "style-src": "'self'",
+    "img-src": "'self' data:",
+    "font-src": "'self'",
+    "connect-src": "'self'",
+    "object-src": "'none'",
+    "base-uri": "'none'",
+    "form-action": "'self'",
+    "frame-ancestors": "'none'",
+}
+# Any page of the web: what "any origin" means for frame-ancestors ('*' would also allow data: and blob: parents).
+ANY_ORIGIN = ("https:", "http:")
+
+
+def policy(frame_ancestors: Iterable[str] | None = None) -> str:
+    """The header value; frame_ancestors (origins, or "*") replaces 'none' when given and not empty."""
+    directives = dict(BASE_POLICY)
+    if frame_ancestors is not None:
+        origins = list(frame_ancestors)
+        if "*" in origins:
+            origins = list(ANY_ORIGIN)
+        if origins:
+            directives["frame-ancestors"] = " ".join(origins)
+    return "; ".join(f"{name} {value}" for name, value in directives.items())
+
+
+_DEFAULT = policy()
+
+
+def framed_by(origins_for: Callable[[HttpRequest], Iterable[str]]):
+    """Let the decorated view's page be framed by the origins origins_for(request) returns ("*": any).
+
+    The origins must each be scheme://host[:port] as the embedding page's
+    origin reads; an empty list keeps the page unframeable.
+    """
+
+    def decorator(view):
+        @wraps(view)
+        def framed_view(request, *args, **kwargs):
+            response = view(request, *args, **kwargs)
+            origins = list(origins_for(request))
+            if origins:
+                response.csp_frame_ancestors = origins
+                response.xframe_options_exempt = True  # read by Django's XFrameOptionsMiddleware
+            return response
+
+        return framed_view
+
+    return decorator
+
+
+class ContentSecurityPolicyMiddleware:
+    """Sets the policy on HTML responses that have none; reads response.csp_frame_ancestors (framed_by)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if "Content-Security-Policy" in response or not response.get("Content-Type", "").startswith("text/html"):
+            return response
+        ancestors = getattr(response, "csp_frame_ancestors", None)
+        response["Content-Security-Policy"] = _DEFAULT if ancestors is None else policy(ancestors)
+        return response

@@ -1,0 +1,70 @@
+"""White-label domains: which hosts are accounts' own, and the origin each account's page URLs are issued on.
+
+The table is small (one row per account that has a domain) and read on
+every request whose Host is none of the service's own: each process keeps
+the whole table as one memory for CACHE_SECONDS (config/process_cache.py),
+so a request with an unknown Host costs no query, and a flood of made-up
+Hosts costs one query per process every CACHE_SECONDS. Saving or deleting a
+domain in admin empties this process's memory at once (forget); every other
+process sees the change within CACHE_SECONDS, without a restart.
+"""
+
+import logging
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import DatabaseError, transaction
+
+from config import process_cache
+
+logger = logging.getLogger(__name__)
+CACHE_SECONDS = 5
+_memory = process_cache.named("white-label-domains", max_size=1, seconds=CACHE_SECONDS)
+
+
+@dataclass(frozen=True)
+class Domains:
+    owner_by_domain: dict[str, int]
+    domain_by_owner: dict[int, str]
+
+
+def _domains() -> Domains:
+    domains = _memory.get("all")
+    if domains is None:
+        from interfaces.models import WhiteLabelDomain
+
+        try:
+            rows = list(WhiteLabelDomain.objects.values_list("domain", "owner_id"))
+        except DatabaseError:
+            # A database that cannot be read must not turn every unknown Host into a 500: the last table read
+            # answers, or none (white-label hosts get 400 until the database is back).
+            logger.warning("white-label domains unreadable; answering from the last table read", exc_info=True)
+            return _memory.get("all", stale=True) or Domains({}, {})
+        domains = Domains({domain: owner for domain, owner in rows}, {owner: domain for domain, owner in rows})
+        _memory.set("all", domains)
+    return domains
+
+
+def owner_id_for_host(host: str) -> int | None:
+    """The account whose white-label domain host is (host normalized: lower case, default port dropped), else None."""
+    return _domains().owner_by_domain.get(host)
+
+
+def public_base_url(owner) -> str:
+    """The origin the owner's hosted form and chat widget URLs are issued on: its white-label domain, else BASE_URL.
+
+    The domain is served with BASE_URL's scheme (https in production).
+    Only these two kinds of URL move; one-time forms, approval links,
+    webhook and web service URLs stay on the service's hosts.
+    """
+    owner_id = getattr(owner, "pk", owner)
+    domain = _domains().domain_by_owner.get(owner_id)
+    if domain is None:
+        return settings.BASE_URL
+    return f"{urlsplit(settings.BASE_URL).scheme}://{domain}"
+
+
+def forget() -> None:
+    """Read the table again at the next request, once the current transaction (an admin save) has committed."""
+    transaction.on_commit(lambda: _memory.pop("all"))

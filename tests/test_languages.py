@@ -1,0 +1,35 @@
+"""Pages speak English, or German to a browser that prefers it (Accept-Language), from the committed .mo file."""
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_german_browser_gets_german_pages(client):
+    response = client.get("/login", HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9,en;q=0.5")
+    html = response.content.decode()
+    assert '<html lang="de">' in html
+    assert "Zum Inhalt springen" in html
+    assert "Anmelden" in html
+    assert response["Content-Language"] == "de"
+    assert "Accept-Language" in response["Vary"]
+
+
+def test_other_browsers_get_english(client):
+    for accept in ("en-US,en;q=0.9", "fr-FR", ""):
+        html = client.get("/login", HTTP_ACCEPT_LANGUAGE=accept).content.decode()
+        assert '<html lang="en">' in html, accept
+        assert "Skip to content" in html, accept
+
+
+def test_json_answers_do_not_vary_by_language(client, three_apps):
+    response = client.get("/catalog/v1/apps", HTTP_ACCEPT_LANGUAGE="de")
+    assert "Accept-Language" not in response.get("Vary", "")
+    assert "Content-Language" not in response
+
+
+def test_the_compiled_translations_are_committed_beside_their_source():
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "locale" / "de" / "LC_MESSAGES"
+    assert (folder / "django.mo").stat().st_mtime >= (folder / "django.po").stat().st_mtime - 1

@@ -1,0 +1,78 @@
+"""Every page: a Content-Security-Policy without inline script, and X-Frame-Options DENY unless framed on purpose."""
+
+import pytest
+from django.http import HttpResponse
+from django.test import RequestFactory
+
+from config.page_headers import ContentSecurityPolicyMiddleware, framed_by
+
+pytestmark = pytest.mark.django_db
+
+
+def _directives(response) -> dict[str, str]:
+    header = response["Content-Security-Policy"]
+    return dict(part.strip().split(" ", 1) for part in header.split(";"))
+
+
+@pytest.mark.parametrize("path", ["/", "/signup", "/login", "/admin/login/"])
+def test_every_page_has_a_policy_without_inline_script_and_refuses_frames(client, path):
+    response = client.get(path)
+    assert response.status_code == 200
+    policy = _directives(response)
+    assert policy["script-src"] == "'self'"
+    assert policy["style-src"] == "'self'"
+    assert policy["frame-ancestors"] == "'none'"
+    assert policy["form-action"] == "'self'"
+    assert policy["base-uri"] == "'none'"
+    assert policy["object-src"] == "'none'"
+    assert "unsafe-inline" not in response["Content-Security-Policy"]
+    assert response["X-Frame-Options"] == "DENY"
+
+
+def test_pages_carry_no_inline_script_or_style(client):
+    for path in ("/", "/signup", "/login"):
+        html = client.get(path).content.decode()
+        assert "<script>" not in html and "<style" not in html and " style=" not in html, path
+
+
+def test_json_answers_get_no_page_policy(client, three_apps):
+    response = client.get("/catalog/v1/apps")
+    assert response.status_code == 200
+    assert "Content-Security-Policy" not in response
+
+
+def _run(view, origins):
+    middleware = ContentSecurityPolicyMiddleware(framed_by(lambda request: origins)(view))
+    return middleware(RequestFactory().get("/webchat/x"))
+
+
+def _page(request):
+    return HttpResponse("<p>hi</p>")
+
+
+def test_a_framed_page_names_its_allowed_origins_and_drops_x_frame_options():
+    response = _run(_page, ["https://shop.example", "https://blog.example:8443"])
+    assert _directives(response)["frame-ancestors"] == "https://shop.example https://blog.example:8443"
+    assert response.xframe_options_exempt is True
+    assert _directives(response)["script-src"] == "'self'"
+
+
+def test_a_framed_page_open_to_any_origin_allows_web_pages_only():
+    response = _run(_page, ["*"])
+    assert _directives(response)["frame-ancestors"] == "https: http:"
+
+
+def test_a_framed_page_without_origins_stays_unframeable():
+    response = _run(_page, [])
+    assert _directives(response)["frame-ancestors"] == "'none'"
+    assert not getattr(response, "xframe_options_exempt", False)
+
+
+def test_a_view_that_writes_its_own_policy_keeps_it():
+    def own(request):
+        response = HttpResponse("<p>hi</p>")
+        response["Content-Security-Policy"] = "default-src 'none'"
+        return response
+
+    response = ContentSecurityPolicyMiddleware(own)(RequestFactory().get("/"))
+    assert response["Content-Security-Policy"] == "default-src 'none'"
