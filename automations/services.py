@@ -17,7 +17,7 @@ from publickeys import services as key_services
 from publickeys.models import PublicKey
 
 URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE, PublicKey.Purpose.FORM)
-ENDED_BY_RESET = "ended while it waited: the automation was reset (Processing > Reset)"
+ENDED_BY_RESET = "the automation was reset (Processing > Reset)"
 
 
 def _stored(document: dict) -> dict:
