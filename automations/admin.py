@@ -42,7 +42,15 @@ class AutomationAdmin(admin.ModelAdmin):
     list_display = ("name", "owner", "enabled", "steps_count", "runs_link", "diagram_link", "updated_at")
     list_filter = ("enabled",)
     search_fields = ("name", "owner__username", "owner__email")
-    readonly_fields = ("webhook_url", "web_service_url", "form_url", "diagram_link", "created_at", "updated_at")
+    readonly_fields = (
+        "webhook_url",
+        "web_service_url",
+        "form_url",
+        "chat_widget_url",
+        "diagram_link",
+        "created_at",
+        "updated_at",
+    )
     actions = ("turn_on", "turn_off", "reset_processing", "issue_new_urls")
     autocomplete_fields = ()
 
@@ -74,6 +82,10 @@ class AutomationAdmin(admin.ModelAdmin):
     @admin.display(description="hosted form URL")
     def form_url(self, automation):
         return (services.form_url(automation) or "-") if automation.pk else "issued when saved"
+
+    @admin.display(description="chat widget URL")
+    def chat_widget_url(self, automation):
+        return services.chat_widget_url(automation) if automation.pk else "issued when saved"
 
     def save_model(self, request, automation, form, change):
         """Through the services: create (with its URLs) or update, then turn on or off as the form says.

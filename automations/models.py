@@ -66,6 +66,7 @@ class Run(models.Model):
         WEBHOOK = "webhook"
         WEB_SERVICE = "web_service", "web service"
         FORM = "form", "hosted form"
+        CHAT = "chat", "chat message"
 
     automation = models.ForeignKey(Automation, on_delete=models.CASCADE, related_name="runs")
     source = models.CharField(max_length=20, choices=Source.choices)

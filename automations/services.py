@@ -16,7 +16,12 @@ from publickeys import selectors as key_selectors
 from publickeys import services as key_services
 from publickeys.models import PublicKey
 
-URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE, PublicKey.Purpose.FORM)
+
+def url_purposes() -> list[str]:
+    """The purposes of every URL a trigger type gives an automation (triggers/<type>.py URLS), in a fixed order."""
+    return sorted({purpose for module in triggers.types().values() for purpose in module.URLS})
+
+
 ENDED_BY_RESET = "the automation was reset (Processing > Reset)"
 
 
@@ -136,7 +141,7 @@ def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
     """Keys for the URLs its trigger type has (triggers/<type>.py URLS); those of other purposes are retired."""
     wanted = triggers.of(automation).URLS
     live = key_selectors.live_purposes(target=automation)
-    for purpose in URL_PURPOSES:
+    for purpose in url_purposes():
         if purpose not in wanted:
             key_services.retire_key(purpose=purpose, target=automation)
         elif not (missing_only and purpose in live):
@@ -165,6 +170,15 @@ def hook_url(automation: Automation) -> str | None:
 def web_service_url(automation: Automation) -> str | None:
     """The automation's web service URL; None when its key was sealed under another URL_KEY_SECRET."""
     return key_selectors.url_of(purpose=PublicKey.Purpose.WEB_SERVICE, target=automation)
+
+
+def chat_widget_url(automation: Automation) -> str | None:
+    """The chat widget's URL (a chat trigger's; on the owner's white-label domain when it has one); None without."""
+    key = key_selectors.key_of(purpose=PublicKey.Purpose.CHAT_WIDGET, target=automation)
+    if key is None:
+        return None
+    origin = URL_ORIGINS.get(PublicKey.Purpose.CHAT_WIDGET, lambda owner_id: settings.BASE_URL)(automation.owner_id)
+    return f"{origin}/webchat/{key}"
 
 
 def _this_month() -> date:

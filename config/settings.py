@@ -274,6 +274,18 @@ FORM_FILE_MAX_BYTES = env_int("FORM_FILE_MAX_BYTES", 10 * 1024 * 1024, minimum=1
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "flowgate@localhost")
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 
+# --- Chat widget (SPEC 4.3; docs/interfaces.md "Chat widget") --------------
+# Visitor messages allowed per conversation, per widget and per visitor address (a widget's trigger may
+# set lower or higher ones); past one the message gets 429.
+CHAT_RATE_CONVERSATION = env_rate("CHAT_RATE_CONVERSATION", "20/m")
+CHAT_RATE_WIDGET = env_rate("CHAT_RATE_WIDGET", "600/m")
+CHAT_RATE_IP = env_rate("CHAT_RATE_IP", "60/m")
+# Longest visitor message, in characters; and the largest request body that carries one, in bytes (413 above).
+CHAT_MESSAGE_MAX_CHARS = env_int("CHAT_MESSAGE_MAX_CHARS", 2000, minimum=1)
+CHAT_MAX_BODY_BYTES = env_int("CHAT_MAX_BODY_BYTES", 16384, minimum=256)
+# How long a conversation token (and so a visitor's conversation) lasts after its widget page was first opened.
+CHAT_TOKEN_MAX_AGE_SECONDS = env_int("CHAT_TOKEN_MAX_AGE_SECONDS", 30 * 86400, minimum=60)
+
 # --- Celery ---------------------------------------------------------------
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL

@@ -19,3 +19,10 @@ class InterfacesConfig(AppConfig):
 
         # Hosted form URLs are issued on the owner's white-label domain, when it has one.
         services.URL_ORIGINS[PublicKey.Purpose.FORM] = domains.public_base_url
+        # So are chat widget URLs; and chat_reply steps answer in the chat's conversations.
+        services.URL_ORIGINS[PublicKey.Purpose.CHAT_WIDGET] = domains.public_base_url
+
+        from automations.steps import chat_reply
+        from interfaces import chat
+
+        chat_reply.answer_with(chat.reply)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from interfaces import api, approval_views, diagram_views, views
+from interfaces import api, approval_views, chat_views, diagram_views, views
 
 urlpatterns = [
     path("automation", diagram_views.automation_diagram, name="automation-diagram"),
@@ -12,4 +12,8 @@ urlpatterns = [
     path("form/run/<str:key>", views.session_page, name="form-session"),
     path("form/files/<uuid:file_id>", views.form_file, name="form-file"),
     path("form/<str:key>", views.hosted_form, name="hosted-form"),
+    # Before webchat/<key>: embed.js is the script, its key is in the query.
+    path("webchat/embed.js", chat_views.embed_script, name="chat_embed"),
+    path("webchat/<str:key>", chat_views.widget_page, name="chat_widget"),
+    path("webchat/<str:key>/messages", chat_views.messages, name="chat_messages"),
 ]

@@ -7,8 +7,11 @@ another account's key gets the same answer as a key never issued.
 
 from django.urls import path
 
-from interfaces import views
+from interfaces import chat_views, views
 
 urlpatterns = [
     path("form/<str:key>", views.hosted_form),
+    path("webchat/embed.js", chat_views.embed_script, name="chat_embed"),
+    path("webchat/<str:key>", chat_views.widget_page, name="chat_widget"),
+    path("webchat/<str:key>/messages", chat_views.messages, name="chat_messages"),
 ]

@@ -297,3 +297,39 @@ def test_a_person_wait_that_expires_does_what_its_step_says(on_expiry, outcome):
     else:
         assert waiting.expired_output(wait.waiting_for) == {"approved": False}
     assert waiting.person_wait("form", {}).until is None  # no expiry: waits until answered
+
+
+def test_a_queued_run_waits_due_now_and_its_worker_runs_it_from_the_first_step(
+    make_automation, django_capture_on_commit_callbacks, monkeypatch
+):
+    from automations import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.resume_run, "delay", queued.append)
+    automation = make_automation(
+        [{"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add", "values": {"n": 1}}]
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        run = runs.queue(automation=automation, trigger={"message": "hi"}, source=Run.Source.CHAT)
+    assert queued == [run.pk]  # once committed
+    run.refresh_from_db()
+    assert (run.status, run.waiting_for, run.steps) == (Run.Status.WAITING, {"kind": "start", "step": ""}, [])
+    assert run.resume_at <= timezone.now()
+    assert runs.resume(run.pk) is True
+    assert runs.resume(run.pk) is False  # once only
+    run.refresh_from_db()
+    assert run.status == Run.Status.SUCCEEDED and [step["id"] for step in run.steps] == ["log"]
+    assert LookupRow.objects.count() == 1
+
+
+def test_a_queued_run_whose_task_was_lost_is_queued_again_by_the_sweeper(make_automation, monkeypatch):
+    from automations import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.resume_run, "delay", queued.append)
+    monkeypatch.setattr(tasks.resume_run, "apply_async", lambda args, eta: queued.append(args[0]))
+    automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
+    run = runs.queue(automation=automation, trigger={}, source=Run.Source.CHAT)  # its on_commit never comes here
+    assert queued == []
+    runs.sweep()
+    assert queued == [run.pk]

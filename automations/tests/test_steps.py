@@ -271,3 +271,37 @@ def test_adding_a_step_kind_is_adding_a_module():
 
     modules = {info.name for info in pkgutil.iter_modules(package.__path__)}
     assert set(schema()["properties"]["steps"]["items"]["properties"]["kind"]["enum"]) == modules
+
+
+def test_chat_reply_needs_its_text():
+    from automations.definition import errors
+
+    document = {"trigger": {"type": "chat"}, "steps": [{"id": "say", "kind": "chat_reply"}]}
+    assert errors(document) == ["$.steps[0]: 'text' is a required property"]
+
+
+def test_chat_reply_fails_a_run_that_no_chat_message_started(make_automation):
+    run, _ = run_steps(make_automation, [{"id": "say", "kind": "chat_reply", "text": "hello"}])
+    assert (run.status, run.error) == (
+        Run.Status.FAILED,
+        "step say: chat_reply answers only runs started by a chat message",
+    )
+
+
+def test_chat_reply_writes_its_filled_text_through_the_registered_function(make_automation, monkeypatch):
+    from automations.steps import chat_reply
+
+    said = []
+    monkeypatch.setattr(chat_reply, "_answer", lambda **reply: said.append(reply) or {"id": 1, **reply})
+    trigger = {"message": "hi", "history": [], "conversation_id": "c1", "order": {"n": 7}}
+    steps = [
+        {"id": "say", "kind": "chat_reply", "text": "  You said {{trigger.message}}  "},
+        {"id": "raw", "kind": "chat_reply", "text": "{{trigger.order}}"},
+        {"id": "empty", "kind": "chat_reply", "text": "{{trigger.missing}}"},
+    ]
+    run, _ = run_steps(make_automation, steps, trigger=trigger)
+    assert said == [
+        {"conversation_id": "c1", "text": "You said hi"},
+        {"conversation_id": "c1", "text": '{"n": 7}'},
+    ]
+    assert run.error == "step empty: the reply is empty once its {{ paths }} are filled"

@@ -17,11 +17,11 @@ RECORD = [{"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add",
 
 
 def test_every_trigger_type_is_a_module_with_its_schema_urls_and_hooks():
-    assert set(triggers.types()) == {"webhook", "web_service", "form"}
+    assert set(triggers.types()) == {"webhook", "web_service", "form", "chat"}
     for type_, module in triggers.types().items():
         assert type_ == module.TYPE
         assert module.SCHEMA["type"] == "object"
-        assert set(module.URLS) <= {"webhook", "web_service", "form"}
+        assert set(module.URLS) <= {"webhook", "web_service", "form", "chat_widget"}
         for hook in ("activate", "deactivate", "delete"):
             assert callable(getattr(module, hook))
 
@@ -30,7 +30,7 @@ def test_every_trigger_type_is_a_module_with_its_schema_urls_and_hooks():
     ("trigger", "error"),
     [
         ({"type": "webhook", "path": "x"}, "$.trigger: Additional properties are not allowed ('path' was unexpected)"),
-        ({"type": "ftp"}, "$.trigger.type: 'ftp' is not one of ['form', 'web_service', 'webhook']"),
+        ({"type": "ftp"}, "$.trigger.type: 'ftp' is not one of ['chat', 'form', 'web_service', 'webhook']"),
     ],
 )
 def test_a_trigger_with_settings_its_type_does_not_have_is_refused_with_its_path(trigger, error):
@@ -160,3 +160,41 @@ def test_changing_the_trigger_type_retires_the_urls_the_new_type_does_not_have(m
     services.update_automation(automation=automation, definition={"trigger": {"type": "webhook"}, "steps": RECORD})
     assert services.hook_url(automation) not in (None, hook)  # a new one: the retired key stays retired
     assert services.web_service_url(automation) == web_service
+
+
+@pytest.mark.parametrize(
+    ("trigger", "error"),
+    [
+        (
+            {"type": "chat", "allowed_origins": ["https://shop.example/path"]},
+            "$.trigger.allowed_origins[0]: 'https://shop.example/path' is not valid under any of the given schemas",
+        ),
+        ({"type": "chat", "allowed_origins": []}, "$.trigger.allowed_origins: [] should be non-empty"),
+        (
+            {"type": "chat", "limits": {"per_ip": "lots"}},
+            "$.trigger.limits.per_ip: 'lots' does not match '^[1-9][0-9]{0,5}/(s|m|h|d)$'",
+        ),
+        ({"type": "chat", "title": ""}, "$.trigger.title: '' should be non-empty"),
+    ],
+)
+def test_a_chat_trigger_with_bad_settings_is_refused_with_their_path(trigger, error):
+    assert definition.errors({"trigger": trigger, "steps": []}) == [error]
+
+
+def test_a_chat_trigger_takes_its_title_welcome_origins_and_limits():
+    trigger = {
+        "type": "chat",
+        "title": "Ask Ada",
+        "welcome": "Hi!",
+        "allowed_origins": ["https://shop.example", "http://localhost:3000", "https://*.example.org", "*"],
+        "limits": {"per_conversation": "10/m", "per_widget": "1000/h", "per_ip": "30/m"},
+    }
+    assert definition.errors({"trigger": trigger, "steps": []}) == []
+
+
+def test_a_chat_automation_has_a_chat_widget_url_and_no_webhook(make_automation):
+    automation = make_automation(RECORD)
+    assert services.hook_url(automation) and services.chat_widget_url(automation) is None
+    services.update_automation(automation=automation, definition={"trigger": {"type": "chat"}, "steps": RECORD})
+    assert services.chat_widget_url(automation).startswith("http")
+    assert services.hook_url(automation) is None and services.web_service_url(automation) is None

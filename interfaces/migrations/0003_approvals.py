@@ -5,8 +5,10 @@ from django.db import migrations, models
 
 # On PostgreSQL the foreign keys to automations and runs also act in the database, as those of
 # automations/migrations/0002_database_cascades.py do: an automation deleted while a worker puts an item
-# in its queue takes the item with it instead of failing on the key. The tables are new and empty here.
+# in its queue takes the item with it instead of failing on the key. The tables are new and empty here
+# (interfaces_formfile's since 0001, which this follows).
 CASCADES = [
+    ("interfaces_formfile", "automation_id", "automations_automation"),
     ("interfaces_approvalqueue", "automation_id", "automations_automation"),
     ("interfaces_approvalitem", "run_id", "automations_run"),
     ("interfaces_approvalitem", "queue_id", "interfaces_approvalqueue"),

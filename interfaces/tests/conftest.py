@@ -1,4 +1,4 @@
-"""Fixtures of the interface suites: approvals (an automation waiting at an approval step) and forms."""
+"""Fixtures of the interface suites: approvals (an automation waiting at an approval step), forms and chat."""
 
 import re
 from urllib.parse import urlsplit
@@ -11,6 +11,7 @@ from hooks import services as hook_services
 from hooks.incoming import Incoming
 from hooks.models import Delivery
 from publickeys import selectors as key_selectors
+from publickeys.models import PublicKey
 
 ASK_THEN_RECORD = [
     {
@@ -96,3 +97,32 @@ def shown_token(client, path: str, **extra) -> str:
     """The signed time the form was shown at, as a browser would send it back."""
     page = client.get(path, **extra).content.decode()
     return re.search(r'name="fg-shown" value="([^"]+)"', page).group(1)
+
+
+REPLY = [{"id": "answer", "kind": "chat_reply", "text": "You said: {{trigger.message}}"}]
+
+
+@pytest.fixture
+def make_chat(owner):
+    """A chat automation (on unless told) and its widget key: (automation, key)."""
+
+    def make(steps=REPLY, *, enabled=True, user=None, **trigger):
+        definition = {"trigger": {"type": "chat", **trigger}, "steps": list(steps)}
+        automation = services.create_automation(
+            owner=user or owner, name="Chat", definition=definition, enabled=enabled
+        )
+        return automation, key_selectors.key_of(purpose=PublicKey.Purpose.CHAT_WIDGET, target=automation)
+
+    return make
+
+
+@pytest.fixture
+def open_widget(client):
+    """Load the widget page as a visitor's browser does; returns the conversation token it was issued."""
+
+    def open_(key: str) -> str:
+        page = client.get(f"/webchat/{key}")
+        assert page.status_code == 200
+        return re.search(r'data-token="([^"]+)"', page.content.decode()).group(1)
+
+    return open_

@@ -120,7 +120,7 @@ def test_a_form_step_without_an_email_shows_its_link_in_execution_history(start,
     run = start([NO_EMAIL])
     assert not mail.outbox and run.waiting_for["to"] == "link"
     page_html = staff_client.get(f"/admin/automations/run/{run.pk}/change/").content.decode()
-    assert re.search(r"one-time form: <a href=\"http://[^\"]+/form/s/[\w-]{20,}\"", page_html)
+    assert re.search(r"link: <a href=\"http://[^\"]+/form/s/[\w-]{20,}\"", page_html)
 
 
 NO_EMAIL = {name: value for name, value in ASK.items() if name != "email"}

@@ -58,6 +58,7 @@ class Command(BaseCommand):
             ("webhook URL:    ", services.hook_url(automation)),
             ("web service URL:", services.web_service_url(automation)),
             ("form URL:       ", services.form_url(automation)),
+            ("chat widget URL:", services.chat_widget_url(automation)),
         ):
             if url:
                 self.stdout.write(f"{label} {url}")

@@ -1,0 +1,200 @@
+"""The chat widget's views: its page (the frame), the embed script, and the JSON endpoint of its messages."""
+
+import hashlib
+import json
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_safe
+from rest_framework import exceptions, parsers, serializers, status
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config import api_errors
+from config.page_headers import framed_by
+from interfaces import chat, chat_limits, chat_tokens
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "the message body is too large"
+
+
+class TooManyMessages(exceptions.APIException):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_detail = "too many messages; try again later"
+
+    def __init__(self, wait: int):
+        super().__init__()
+        self.wait = wait  # DRF's handler sends it as Retry-After
+
+
+class ChatUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "this chat is not available right now"
+
+
+class BoundedJSONParser(parsers.BaseParser):
+    """JSON in UTF-8, at most CHAT_MAX_BODY_BYTES, read no further than that; whatever it is sent, a 400 or 413."""
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.CHAT_MAX_BODY_BYTES
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if len(raw) > limit:
+            raise PayloadTooLarge()
+        try:
+            return json.loads(raw.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise exceptions.ParseError("the body is not JSON in UTF-8") from None
+
+
+class TextField(serializers.CharField):
+    """Text only: DRF's CharField would take 5 for "5". It refuses NUL and lone surrogates and trims whitespace."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class MessageIn(serializers.Serializer):
+    text = TextField()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["text"] = TextField(max_length=settings.CHAT_MESSAGE_MAX_CHARS)  # read at call time
+
+    def validate_text(self, value: str) -> str:
+        if any(ord(char) < 32 and char not in "\t\n\r" for char in value):
+            raise serializers.ValidationError("control characters are not allowed")
+        return value
+
+
+class PollIn(serializers.Serializer):
+    after = serializers.IntegerField(min_value=0, max_value=2**63 - 1, default=0)
+
+
+def _widget_or_404(request, key: str) -> chat.Widget:
+    """The widget, or 404; on a white-label domain, another account's widget is as one never issued."""
+    widget = chat.widget_for_key(key)
+    if widget is None or not _served_here(request, widget.automation.owner_id):
+        raise Http404()
+    return widget
+
+
+def _served_here(request, owner_id: int) -> bool:
+    white_label_owner = getattr(request, "white_label_owner_id", None)
+    return white_label_owner in (None, owner_id)
+
+
+def _frame_ancestors(request) -> list[str]:
+    """The sites that may frame this widget page: its allowed origins (["*"]: any); none for a miss."""
+    widget = getattr(request, "chat_widget", None)
+    return widget.allowed_origins if widget is not None else []
+
+
+def _store_name(key: str) -> str:
+    """The name the frame keeps its token under: one per widget, not the key itself."""
+    return "flowgate-chat-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@require_safe
+@framed_by(_frame_ancestors)
+def widget_page(request: HttpRequest, key: str) -> HttpResponse:
+    """The widget (the frame embed.js opens, or a page of its own): a new conversation's token on each load."""
+    widget = _widget_or_404(request, key)
+    request.chat_widget = widget  # for _frame_ancestors, once the page is rendered
+    if not widget.automation.enabled:
+        response = render(request, "interfaces/chat_unavailable.html", {"title": widget.title}, status=503)
+    else:
+        context = {
+            "title": widget.title,
+            "welcome": widget.welcome,
+            "token": chat_tokens.issue(automation_id=widget.automation.pk),
+            "messages_url": reverse("chat_messages", args=[key]),
+            "store": _store_name(key),
+            "max_chars": settings.CHAT_MESSAGE_MAX_CHARS,
+        }
+        response = render(request, "interfaces/chat.html", context)
+    response["Cache-Control"] = "no-store"  # a token per load
+    return response
+
+
+@require_safe
+def embed_script(request: HttpRequest) -> HttpResponse:
+    """The script a site's page loads with one tag: a launcher button and the widget's frame."""
+    key = request.GET.get("key", "")
+    widget = _widget_or_404(request, key)
+    body = render(request, "interfaces/chat_embed.js", {"title": widget.title}).content
+    response = HttpResponse(body, content_type="text/javascript; charset=utf-8")
+    response["Cache-Control"] = "public, max-age=300"
+    patch_vary_headers(response, ("Accept-Language",))  # its labels are in the visitor's language
+    return response
+
+
+class MessagesView(APIView):
+    """GET: the conversation's messages after ?after=<number>. POST {"text"}: the visitor says something.
+
+    The conversation is the one the X-Chat-Token header's token names
+    (interfaces/chat_tokens.py); no cookie is read or set, so no CSRF token
+    is needed: a page elsewhere cannot send the header without a CORS
+    preflight, which this endpoint never grants.
+    """
+
+    authentication_classes: list = []
+    permission_classes: list = []
+    parser_classes = [BoundedJSONParser]
+    renderer_classes = [JSONRenderer]
+
+    def get_exception_handler(self):
+        return api_errors.exception_handler
+
+    def _conversation(self, request, automation_id: int | None) -> chat_tokens.Conversation:
+        if automation_id is None:
+            raise Http404()
+        try:
+            return chat_tokens.read(request.headers.get(chat_tokens.HEADER), automation_id=automation_id)
+        except chat_tokens.BadToken:
+            raise exceptions.PermissionDenied("this conversation token is not valid for this chat") from None
+
+    def get(self, request, key: str) -> Response:
+        # A poll needs no more than the key's lookup: most find nothing new and read no other row (chat.py).
+        automation_id = chat.automation_id_for_key(key)
+        on_white_label = getattr(request, "white_label_owner_id", None) is not None
+        if automation_id is not None and on_white_label and not _served_here(request, chat.owner_id_of(automation_id)):
+            automation_id = None
+        conversation = self._conversation(request, automation_id)
+        query = PollIn(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        found = chat.messages_after(conversation=conversation, after=query.validated_data["after"])
+        return _no_store(Response({"messages": found}))
+
+    def post(self, request, key: str) -> Response:
+        widget = chat.widget_for_key(key)
+        if widget is not None and not _served_here(request, widget.automation.owner_id):
+            widget = None
+        conversation = self._conversation(request, widget and widget.automation.pk)
+        message = MessageIn(data=request.data)
+        message.is_valid(raise_exception=True)
+        wait = chat_limits.retry_after(request._request, widget=widget, conversation=conversation)
+        if wait is not None:
+            raise TooManyMessages(wait)
+        try:
+            sent = chat.send(widget=widget, conversation=conversation, text=message.validated_data["text"])
+        except chat.ChatUnavailable:
+            raise ChatUnavailable() from None
+        return _no_store(Response({"message": sent}, status=status.HTTP_201_CREATED))
+
+
+def _no_store(response: Response) -> Response:
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+messages = MessagesView.as_view()
