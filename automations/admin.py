@@ -241,7 +241,7 @@ class RunAdmin(admin.ModelAdmin):
         return format_html(
             "{}{}<pre>{}</pre>",
             _waiting_for(run),
-            format_html('<br>{}: <a href="{}" rel="noreferrer">{}</a>', *link, link[1]) if link else "",
+            format_html('<br>{} link: <a href="{}" rel="noreferrer">{}</a>', *link, link[1]) if link else "",
             json.dumps(waiting_for, indent=2, ensure_ascii=False)[:20_000],
         )
 
