@@ -237,11 +237,11 @@ class RunAdmin(admin.ModelAdmin):
         if run.status != Run.Status.WAITING:
             return "-"
         waiting_for = run.waiting_for or {}
-        link = key_selectors.url_of_key_id(waiting_for.get("public_key_id"))
+        link = key_selectors.link_of_key_id(waiting_for.get("public_key_id"))
         return format_html(
             "{}{}<pre>{}</pre>",
             _waiting_for(run),
-            format_html('<br>link: <a href="{}" rel="noreferrer">{}</a>', link, link) if link else "",
+            format_html('<br>{} link: <a href="{}" rel="noreferrer">{}</a>', *link, link[1]) if link else "",
             json.dumps(waiting_for, indent=2, ensure_ascii=False)[:20_000],
         )
 

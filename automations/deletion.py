@@ -32,7 +32,7 @@ from django.db.models.deletion import get_candidate_relations_to_delete
 from automations import lifecycle, runs, triggers
 from automations.models import Automation
 
-ENDED_BY_DELETION = "ended while it waited: the automation was deleted"
+ENDED_BY_DELETION = "the automation was deleted"
 DEADLOCK = "40P01"  # PostgreSQL's SQLSTATE for a deadlock it broke by failing this transaction
 
 

@@ -200,20 +200,32 @@ def abandon(run_id: int, reason: str) -> bool:
     )
 
 
+ENDED_WHILE_WAITING = "ended while it waited"
+
+
 def end_waiting(*, automation_id: int, reason: str) -> int:
-    """End the automation's waiting runs (Processing > Reset, deletion): failed, with reason as their error.
+    """End the automation's waiting runs (Processing > Reset, deletion): failed, their error saying why.
 
     They fail rather than taking a state of their own because, to whoever
     reads Execution History, they did not complete and never will; the
-    reason says it was not their steps' fault. One conditional update from
-    waiting: a run an answer or its time resumed first goes on and is not
-    ended, and one ended first can no longer be resumed or answered, so the
-    links that asked for it (a form, an approval item) show the unavailable
-    page. Returns how many runs it ended.
+    error (`ended while it waited: <reason>`) says it was not their steps'
+    fault. One conditional update from waiting: a run an answer or its time
+    resumed first goes on and is not ended, and one ended first can no
+    longer be resumed or answered, so the links that asked for it (a form,
+    an approval item) no longer take an answer. Returns how many it ended.
     """
     return Run.objects.filter(automation_id=automation_id, status=Run.Status.WAITING).update(
-        status=Run.Status.FAILED, error=reason, finished_at=timezone.now(), resume_at=None, answer=None
+        status=Run.Status.FAILED,
+        error=f"{ENDED_WHILE_WAITING}: {reason}",
+        finished_at=timezone.now(),
+        resume_at=None,
+        answer=None,
     )
+
+
+def ended_while_waiting(run: Run) -> bool:
+    """Whether end_waiting ended the run (its automation reset or deleted), rather than its steps or its time."""
+    return run.status == Run.Status.FAILED and run.error.startswith(f"{ENDED_WHILE_WAITING}: ")
 
 
 def count_suppressed(run_id: int) -> None:

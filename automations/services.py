@@ -22,7 +22,7 @@ def url_purposes() -> list[str]:
     return sorted({purpose for module in triggers.types().values() for purpose in module.URLS})
 
 
-ENDED_BY_RESET = "ended while it waited: the automation was reset (Processing > Reset)"
+ENDED_BY_RESET = "the automation was reset (Processing > Reset)"
 
 
 def _stored(document: dict) -> dict:

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from automations import runs
 from automations.models import Automation, Run
 from publickeys.models import PublicKey
 from publickeys.selectors import target_id_for_key
@@ -27,9 +28,12 @@ def form_automation(key: str) -> Automation | None:
 
 
 def session_run(key: str) -> Run | None:
-    """The run a form session key follows, or None."""
+    """The run a form session key follows, or None; None too once Processing > Reset ended it while it waited."""
     run_id = target_id_for_key(purpose=PublicKey.Purpose.FORM_SESSION, key=key)
-    return Run.objects.filter(pk=run_id or NO_ROW).first()
+    run = Run.objects.filter(pk=run_id or NO_ROW).first()
+    if run is not None and runs.ended_while_waiting(run):
+        return None
+    return run
 
 
 def one_time_run(key: str) -> Run | None:

@@ -62,8 +62,8 @@ def url_of(*, purpose: str, target: models.Model) -> str | None:
     return getattr(settings, host_setting) + path.format(key=key)
 
 
-def url_of_key_id(public_key_id) -> str | None:
-    """The URL of the live key with this pk, for pages that keep a key's id instead of the key (Execution History).
+def link_of_key_id(public_key_id) -> tuple[str, str] | None:
+    """(purpose label, URL) of the live key with this pk: for pages that keep its id, not the key (Execution History).
 
     None when there is no such live key (retired, deleted) or it was sealed under another secret.
     """
@@ -73,8 +73,9 @@ def url_of_key_id(public_key_id) -> str | None:
     key = crypto.unseal(row[1]) if row and row[1] else None
     if key is None:
         return None
-    host_setting, path = URL_SHAPES[row[0]]
-    return getattr(settings, host_setting) + path.format(key=key)
+    purpose = Purpose(row[0])
+    host_setting, path = URL_SHAPES[purpose]
+    return purpose.label, getattr(settings, host_setting) + path.format(key=key)
 
 
 def live_purposes(*, target: models.Model) -> set[str]:

@@ -16,7 +16,8 @@ def test_reset_ends_the_waiting_runs_as_failed_with_the_reason(make_automation):
     services.reset(automation=automation)
     run.refresh_from_db()
     assert run.status == Run.Status.FAILED
-    assert run.error == services.ENDED_BY_RESET
+    assert run.error == "ended while it waited: the automation was reset (Processing > Reset)"
+    assert runs.ended_while_waiting(run)
     assert run.finished_at is not None and run.resume_at is None
     assert run.waiting_for["step"] == "pause"  # what it waited for stays in Execution History
 
@@ -28,7 +29,7 @@ def test_an_ended_run_can_no_longer_be_resumed_or_answered(make_automation):
     assert runs.answer(run.pk, step="pause", answer={"n": 1}) is False
     assert runs.resume(run.pk, early=True) is False
     run.refresh_from_db()
-    assert run.status == Run.Status.FAILED and run.error == "ended"
+    assert run.status == Run.Status.FAILED and run.error == "ended while it waited: ended"
 
 
 def test_a_run_already_resumed_is_not_ended_and_other_automations_runs_keep_waiting(make_automation):
@@ -63,5 +64,5 @@ def test_deleting_the_automation_ends_its_waiting_runs_first(make_automation, mo
 
     monkeypatch.setattr(deletion, "_turned_off", spy)
     services.delete_automation(automation=automation)
-    assert seen[0] == (Run.Status.FAILED, deletion.ENDED_BY_DELETION)
+    assert seen[0] == (Run.Status.FAILED, "ended while it waited: the automation was deleted")
     assert not Run.objects.filter(pk=run.pk).exists()

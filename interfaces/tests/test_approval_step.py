@@ -160,3 +160,13 @@ def test_beats_sweeper_resumes_an_item_past_its_expiry(make_automation, eager_ta
     assert runs.sweep() == 1
     run.refresh_from_db()
     assert run.status == Run.Status.FAILED and "expired" in run.error
+
+
+def test_a_web_service_call_that_reaches_an_approval_gets_202_and_the_item_waits(approval_automation, client, settings):
+    from automations import services as automation_services
+
+    url = automation_services.web_service_url(approval_automation)
+    response = client.post(url.removeprefix(settings.HOOKS_URL), b'{"order": 9}', content_type="application/json")
+    run = Run.objects.get()
+    assert (response.status_code, response.json()) == (202, {"status": "waiting", "run_id": run.pk})
+    assert ApprovalItem.objects.get(run=run).title == "Refund order 9"

@@ -74,7 +74,8 @@ def test_a_post_with_csrf_decides_and_shows_the_outcome_when_and_from_which_ip(q
     )
     assert response.status_code == 200
     page = response.content.decode()
-    assert "is rejected" in page and "from 203.0.113.9" in page and "too much" in page
+    assert "Your decision on “Refund order 7” is recorded" in page
+    assert 'class="state state--rejected">rejected<' in page and "from 203.0.113.9" in page and "too much" in page
     item.refresh_from_db()
     assert (item.decision, item.comment, item.decided_from) == ("rejected", "too much", "203.0.113.9")
     waiting_run.refresh_from_db()
@@ -94,7 +95,8 @@ def test_a_second_decision_sees_the_first_one_and_changes_nothing(client, queue_
     assert decide(client, queue_path, item.pk, "approve").status_code == 200
     response = decide(client, queue_path, item.pk, "reject", comment="no")
     assert response.status_code == 409
-    assert "was already approved" in response.content.decode()
+    assert "was already decided" in response.content.decode()
+    assert 'class="state state--approved">approved<' in response.content.decode()
     item.refresh_from_db()
     assert (item.decision, item.comment) == ("approved", "")
 
@@ -136,7 +138,7 @@ def test_an_item_whose_run_ended_is_no_longer_pending_and_cannot_be_decided(clie
 
     runs.end_waiting(automation_id=waiting_run.automation_id, reason="ended")
     page = client.get(queue_path).content.decode()
-    assert "Nothing is waiting for a decision" in page and "its run ended before anybody decided" in page
+    assert "Nothing is waiting for a decision" in page and "Its run ended before anybody decided." in page
     response = decide(client, queue_path, ApprovalItem.objects.get().pk)
     assert response.status_code == 409
     assert ApprovalItem.objects.get().decision == ""
@@ -192,3 +194,9 @@ def test_any_key_that_was_never_issued_gets_the_same_unavailable_page(client, ke
     never_issued = client.get("/moderation", {"queue": "never-issued"})
     response = client.get("/moderation", {"queue": key})
     assert response.status_code == 404 and response.content == never_issued.content
+
+
+def test_a_german_browser_gets_the_page_in_german(client, queue_path, waiting_run):
+    page = client.get(queue_path, HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9").content.decode()
+    assert "Wartet auf eine Entscheidung" in page and ">Freigeben<" in page and ">Ablehnen<" in page
+    assert "Refund order 7" in page  # the owner's text stays as written

@@ -40,3 +40,41 @@ def test_turning_the_automation_off_leaves_the_item_pending(client, queue_path, 
     services.turn_off(automation=waiting_run.automation)
     pending, _ = approvals.items_of(ApprovalQueue.objects.get())
     assert [view.state for view in pending] == ["pending"]
+
+
+def _unavailable_alike(client, ended_path: str, never_issued_path: str) -> None:
+    from interfaces.tests.test_session_page import page
+
+    ended, never = client.get(ended_path), client.get(never_issued_path)
+    assert ended.status_code == never.status_code == 404
+    assert page(ended) == page(never)
+
+
+def test_after_a_reset_a_session_page_and_a_one_time_link_show_the_unavailable_page(
+    client, make_form, make_automation, eager_tasks, django_capture_on_commit_callbacks
+):
+    from django.core import mail
+
+    from automations import runs
+    from interfaces import spam
+    from interfaces.tests.conftest import form_path, shown_token
+    from interfaces.tests.test_one_time_form import AFTER, ASK, link_path
+    from interfaces.tests.test_session_page import TWO_FORMS
+
+    hosted = make_form(TWO_FORMS)
+    path = form_path(hosted)
+    data = {spam.SHOWN: shown_token(client, path), "email": "ada@example.com", "topic": "sales"}
+    with django_capture_on_commit_callbacks(execute=True):
+        session = path.rsplit("/", 1)[0] + "/" + client.post(path, data)["Location"]
+    assert b"Your size" in client.get(session).content
+    mailed = make_automation([ASK, AFTER], name="One-time")
+    with django_capture_on_commit_callbacks(execute=True):
+        runs.queue(automation=mailed, trigger={"body": {}}, source="webhook")
+    one_time = link_path(mail.outbox[-1])
+    assert client.get(one_time).status_code == 200
+    for automation in (hosted, mailed):
+        services.turn_off(automation=automation)
+        services.reset(automation=automation)
+    assert set(Run.objects.values_list("status", flat=True)) == {Run.Status.FAILED}
+    _unavailable_alike(client, session, "/form/run/" + "A" * 32)
+    _unavailable_alike(client, one_time, "/form/s/" + "A" * 32)

@@ -70,7 +70,7 @@ def test_a_person_approves_one_item_and_rejects_another_and_each_run_goes_on_wit
         assert decide(browser, url, shown.text, first, "approve", "fine").status_code == 200
         assert decide(browser, url, shown.text, second, "reject", "too much").status_code == 200
         again = decide(browser, url, shown.text, second, "approve", "")
-        assert again.status_code == 409 and "already rejected" in again.text
+        assert again.status_code == 409 and "was already decided" in again.text
 
     def both_done():
         return Run.objects.filter(status=Run.Status.SUCCEEDED).count() == 2
