@@ -55,8 +55,14 @@ def _unavailable(reason: str):
     pytest.skip(f"browser tests skipped: {reason}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Chromium for the tests of one module.
+
+    Per module, not per session: playwright's sync API keeps an event loop
+    running in this thread while it is open, which would break the asyncio
+    tests of other modules.
+    """
     if not CHROMIUM.exists():
         _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
     try:
@@ -64,12 +70,19 @@ def browser():
     except ImportError:
         _unavailable("the playwright package is not installed (pip install '.[dev]')")
     collect_static()
-    # playwright's sync API keeps an event loop in this thread; the tests' own ORM calls are synchronous all the same.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+    # With that loop running, Django refuses the tests' own ORM calls, synchronous all the same: allowed while it runs.
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            yield launched
+            launched.close()
+    finally:
+        if before is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 def collect_static() -> None:
