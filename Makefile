@@ -85,6 +85,7 @@ run: install ## migrate, load the demo catalog (the demo automation the first ti
 	@echo "  admin         $$BASE_URL/admin/  (user admin; its password is printed above on the first start)"
 	@echo "  webhooks and web services on $$HOOKS_URL (the hooks process)"
 	@echo "  try the demo automation: curl -d '{\"email\": \"ada@example.com\"}' <its web service or webhook URL above>"
+	@echo "  try the approval demo: send it the curl printed above, then approve or reject on its approval link"
 	@echo "  Ctrl-C stops every process"
 	@echo
 	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/python -m config.procfile Procfile

@@ -14,6 +14,7 @@ from automations import services
 from automations.exceptions import NotOff
 from automations.models import Automation, LookupRow, Run, empty_definition
 from automations.triggers import TriggerRefused
+from publickeys import selectors as key_selectors
 
 
 class AutomationForm(forms.ModelForm):
@@ -41,7 +42,7 @@ class AutomationAdmin(admin.ModelAdmin):
     list_display = ("name", "owner", "enabled", "steps_count", "runs_link", "diagram_link", "updated_at")
     list_filter = ("enabled",)
     search_fields = ("name", "owner__username", "owner__email")
-    readonly_fields = ("webhook_url", "web_service_url", "diagram_link", "created_at", "updated_at")
+    readonly_fields = ("webhook_url", "web_service_url", "form_url", "diagram_link", "created_at", "updated_at")
     actions = ("turn_on", "turn_off", "reset_processing", "issue_new_urls")
     autocomplete_fields = ()
 
@@ -69,6 +70,10 @@ class AutomationAdmin(admin.ModelAdmin):
     @admin.display(description="web service URL")
     def web_service_url(self, automation):
         return services.web_service_url(automation) if automation.pk else "issued when saved"
+
+    @admin.display(description="hosted form URL")
+    def form_url(self, automation):
+        return (services.form_url(automation) or "-") if automation.pk else "issued when saved"
 
     def save_model(self, request, automation, form, change):
         """Through the services: create (with its URLs) or update, then turn on or off as the form says.
@@ -157,12 +162,33 @@ class SuppressedFilter(admin.SimpleListFilter):
         return queryset.filter(suppressed_count__gt=0) if self.value() == "yes" else queryset
 
 
+class WaitingFilter(admin.SimpleListFilter):
+    """Waiting runs, split by what wakes them: a person's answer (or its expiry), or a time."""
+
+    title = "waiting"
+    parameter_name = "waiting"
+
+    def lookups(self, request, model_admin):
+        return [("any", "waiting"), ("person", "for a person"), ("time", "for a time")]
+
+    def queryset(self, request, queryset):
+        waiting = queryset.filter(status=Run.Status.WAITING)
+        # Every wait for a person says what happens when it expires (automations/waiting.py); a delay does not.
+        if self.value() == "any":
+            return waiting
+        if self.value() == "person":
+            return waiting.filter(waiting_for__has_key="on_expiry")
+        if self.value() == "time":
+            return waiting.exclude(waiting_for__has_key="on_expiry")
+        return queryset
+
+
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
     """Execution History: each run with its trigger data, each step's result and error, and the Suppressed count."""
 
     list_display = ("pk", "automation", "source", "state", "attempt", "suppressed_count", "started_at", "finished_at")
-    list_filter = ("status", "source", SuppressedFilter, "automation")
+    list_filter = (WaitingFilter, "status", "source", SuppressedFilter, "automation")
     search_fields = ("automation__name", "error")
     date_hierarchy = "started_at"
     fields = (
@@ -195,10 +221,16 @@ class RunAdmin(admin.ModelAdmin):
 
     @admin.display(description="waits for")
     def waiting(self, run):
+        """What it waits for, its link (rendered from the key's id kept in waiting_for, never stored in clear)."""
         if run.status != Run.Status.WAITING:
             return "-"
+        waiting_for = run.waiting_for or {}
+        link = key_selectors.url_of_key_id(waiting_for.get("public_key_id"))
         return format_html(
-            "{}<pre>{}</pre>", _waiting_for(run), json.dumps(run.waiting_for, indent=2, ensure_ascii=False)[:20_000]
+            "{}{}<pre>{}</pre>",
+            _waiting_for(run),
+            format_html('<br>link: <a href="{}" rel="noreferrer">{}</a>', link, link) if link else "",
+            json.dumps(waiting_for, indent=2, ensure_ascii=False)[:20_000],
         )
 
     @admin.display(description="trigger data")
@@ -229,6 +261,14 @@ class RunAdmin(admin.ModelAdmin):
 def _waiting_for(run) -> str:
     waiting_for = run.waiting_for or {}
     what = f"step {waiting_for.get('step', '?')} ({waiting_for.get('kind', '?')})"
+    if waiting_for.get("title"):
+        what += f": {str(waiting_for['title'])[:100]}"
+    if "on_expiry" in waiting_for:  # a person's answer: resume_at is when it expires, if it does
+        if run.answer is not None:
+            return f"{what}, answered, about to go on"
+        if run.resume_at is None:
+            return f"{what}, until answered"
+        return f"{what}, expires at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC"
     if run.resume_at:
         return f"{what}, goes on at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC"
     return what

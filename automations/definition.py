@@ -93,16 +93,25 @@ def _schema_errors(validator, document, prefix=()) -> list[str]:
     return [f"{json_path([*prefix, *error.absolute_path])}: {error.message}" for error in found]
 
 
+def _module_errors(module, settings: dict, prefix: tuple) -> list[str]:
+    """A module's checks beyond its schema (say, a form's field names unique), once its schema passed."""
+    check = getattr(module, "errors", None)
+    return [f"{json_path([*prefix, *path])}: {message}" for path, message in (check(settings) if check else [])]
+
+
 def errors(document) -> list[str]:
     """Every error of the document, each with its path such as $.steps[2].url; empty when it is valid."""
     problems = _schema_errors(Draft202012Validator(schema()), document)
     if problems:
         return problems
-    problems += _schema_errors(_trigger_validator(document["trigger"]["type"]), document["trigger"], ("trigger",))
+    trigger = document["trigger"]
+    own = _schema_errors(_trigger_validator(trigger["type"]), trigger, ("trigger",))
+    problems += own or _module_errors(triggers.types()[trigger["type"]], trigger, ("trigger",))
     seen: set[str] = set()
     for index, step in enumerate(document["steps"]):
         where = ("steps", index)
-        problems += _schema_errors(_step_validator(step["kind"]), step, where)
+        own = _schema_errors(_step_validator(step["kind"]), step, where)
+        problems += own or _module_errors(kinds()[step["kind"]], step, where)
         if step["id"] in seen:
             problems.append(f"{json_path([*where, 'id'])}: {step['id']!r} is the id of an earlier step")
         for path in sorted(paths.references(step)):

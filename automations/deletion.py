@@ -29,9 +29,10 @@ from django.db import OperationalError, transaction
 from django.db.models import CASCADE
 from django.db.models.deletion import get_candidate_relations_to_delete
 
-from automations import lifecycle, triggers
+from automations import lifecycle, runs, triggers
 from automations.models import Automation
 
+ENDED_BY_DELETION = "ended while it waited: the automation was deleted"
 DEADLOCK = "40P01"  # PostgreSQL's SQLSTATE for a deadlock it broke by failing this transaction
 
 
@@ -43,6 +44,9 @@ def delete(*, automation_id: int) -> None:
     of step 1 is held until then, so a claim under way can deadlock with it.
     """
     again_after_deadlock = not transaction.get_connection().in_atomic_block
+    # Ended first, in a statement of their own that takes no lock of the automation's: a person answering
+    # meanwhile finds the run ended (the unavailable page), not a run about to go on then vanish.
+    runs.end_waiting(automation_id=automation_id, reason=ENDED_BY_DELETION)
     while _turned_off(automation_id):
         try:
             if _deleted_while_off(automation_id):

@@ -42,6 +42,7 @@ def advance(
         {"trigger": run.trigger, "steps": {r["id"]: r.get("output") for r in done}},
         deadline=deadline,
         past_deadline=past_deadline,
+        run=run,
     )
     records = list(done)
     run.status, run.error, run.waiting_for, run.resume_at, run.answer = Run.Status.SUCCEEDED, "", None, None, None

@@ -65,6 +65,7 @@ class Run(models.Model):
     class Source(models.TextChoices):
         WEBHOOK = "webhook"
         WEB_SERVICE = "web_service", "web service"
+        FORM = "form", "hosted form"
 
     automation = models.ForeignKey(Automation, on_delete=models.CASCADE, related_name="runs")
     source = models.CharField(max_length=20, choices=Source.choices)

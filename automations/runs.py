@@ -52,6 +52,29 @@ def start(
     )
 
 
+def queue(*, automation: Automation, trigger: dict, source: str) -> Run:
+    """A run to start in a worker, not in the caller: a person's submission (a hosted form) never waits for steps.
+
+    It is committed as waiting, due now, with no step done: the task queued
+    on commit takes it through resume(), and the sweeper queues it again if
+    that task is lost, so a run accepted here is never lost. Its steps run
+    once, as a resumed run's do (a worker lost meanwhile gives it back).
+    """
+    from automations import tasks
+
+    run = Run.objects.create(
+        automation=automation,
+        definition=automation.definition,
+        trigger=trigger,
+        source=source,
+        status=Run.Status.WAITING,
+        waiting_for={"kind": "start", "step": ""},
+        resume_at=timezone.now(),
+    )
+    transaction.on_commit(lambda: tasks.resume_run.delay(run.pk), robust=True)
+    return run
+
+
 def failed(*, automation: Automation, source: str, attempt: int, reason: str) -> Run:
     """A run that failed before its first step (its trigger event could not be run), for Execution History to show."""
     return Run.objects.create(
@@ -127,6 +150,22 @@ def abandon(run_id: int, reason: str) -> bool:
         Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
             status=Run.Status.ABANDONED, error=reason, finished_at=timezone.now(), claim=None, lease_until=None
         )
+    )
+
+
+def end_waiting(*, automation_id: int, reason: str) -> int:
+    """End the automation's waiting runs (Processing > Reset, deletion): failed, with reason as their error.
+
+    They fail rather than taking a state of their own because, to whoever
+    reads Execution History, they did not complete and never will; the
+    reason says it was not their steps' fault. One conditional update from
+    waiting: a run an answer or its time resumed first goes on and is not
+    ended, and one ended first can no longer be resumed or answered, so the
+    links that asked for it (a form, an approval item) show the unavailable
+    page. Returns how many runs it ended.
+    """
+    return Run.objects.filter(automation_id=automation_id, status=Run.Status.WAITING).update(
+        status=Run.Status.FAILED, error=reason, finished_at=timezone.now(), resume_at=None, answer=None
     )
 
 

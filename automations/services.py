@@ -8,7 +8,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from automations import definition as definitions
-from automations import deletion, lifecycle, triggers
+from automations import deletion, lifecycle, runs, triggers
 from automations.exceptions import NotOff, QuotaExceeded
 from automations.models import Automation, LookupRow, WebServiceUsage
 from automations.triggers import TriggerRefused
@@ -16,7 +16,8 @@ from publickeys import selectors as key_selectors
 from publickeys import services as key_services
 from publickeys.models import PublicKey
 
-URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE)
+URL_PURPOSES = (PublicKey.Purpose.WEBHOOK, PublicKey.Purpose.WEB_SERVICE, PublicKey.Purpose.FORM)
+ENDED_BY_RESET = "ended while it waited: the automation was reset (Processing > Reset)"
 
 
 def _stored(document: dict) -> dict:
@@ -95,13 +96,19 @@ def turn_off(*, automation: Automation) -> None:
 
 @transaction.atomic
 def reset(*, automation: Automation) -> None:
-    """Processing > Reset (SPEC 3): trigger state and This-automation rows cleared, unprocessed deliveries discarded."""
+    """Processing > Reset (SPEC 3): trigger state and This-automation rows cleared, unprocessed deliveries discarded.
+
+    Its waiting runs end too (runs.end_waiting): a reset starts the
+    automation afresh, and a decision or a form sent for the old state
+    should not act on the new one.
+    """
     automation = Automation.objects.select_for_update().get(pk=automation.pk)
     if automation.enabled:
         raise NotOff("turn the automation off before resetting it")
     automation.trigger_state = {}
     automation.save(update_fields=["trigger_state", "updated_at"])
     LookupRow.objects.filter(automation=automation).delete()
+    runs.end_waiting(automation_id=automation.pk, reason=ENDED_BY_RESET)
     lifecycle.emit("reset", automation)
 
 
@@ -134,6 +141,20 @@ def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
             key_services.retire_key(purpose=purpose, target=automation)
         elif not (missing_only and purpose in live):
             key_services.issue_key(purpose=purpose, target=automation)
+
+
+# The origin another app gives an owner's URLs of a purpose, as purpose: fn(owner id) -> "https://host"; the
+# pages register the hosted form's (interfaces/apps.py: a white-label domain), so automations imports no page code.
+URL_ORIGINS: dict = {}
+
+
+def form_url(automation: Automation) -> str | None:
+    """The hosted form's URL (on the owner's white-label domain when it has one); None without a form key."""
+    key = key_selectors.key_of(purpose=PublicKey.Purpose.FORM, target=automation)
+    if key is None:
+        return None
+    origin = URL_ORIGINS.get(PublicKey.Purpose.FORM, lambda owner_id: settings.BASE_URL)(automation.owner_id)
+    return f"{origin}/form/{key}"
 
 
 def hook_url(automation: Automation) -> str | None:

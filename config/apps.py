@@ -15,3 +15,4 @@ class FlowgateConfig(AppConfig):
         checks.register(flowgate_checks.check_url_key_secret, checks.Tags.security, "flowgate")
         checks.register(flowgate_checks.check_public_urls, "flowgate")
         checks.register(flowgate_checks.check_pgbouncer, "flowgate")
+        checks.register(flowgate_checks.check_visibility_timeout, "flowgate")

@@ -1,4 +1,4 @@
-"""System checks of settings that start-up accepts but that would hurt a deployment (ids flowgate.W001, E001, E002)."""
+"""System checks of settings that start-up accepts but that would hurt a deployment (flowgate.W001-W002, E001-E002)."""
 
 from urllib.parse import urlsplit
 
@@ -83,5 +83,25 @@ def check_pgbouncer(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
             "or connect DATABASE_URL to PostgreSQL directly or to a PgBouncer pool in session mode "
             "and leave PGBOUNCER_VERSION empty.",
             id="flowgate.E002",
+        )
+    ]
+
+
+def check_visibility_timeout(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """W002: the Redis broker hands out a task again before the delivery lease of the worker running it ends.
+
+    Claims keep the run single (the second worker finds the delivery held),
+    but every delivery that runs longer than the visibility timeout costs a
+    second worker a claim attempt, and its message comes back again and again.
+    """
+    visibility = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}).get("visibility_timeout")
+    if visibility is None or visibility > settings.DELIVERY_LEASE_SECONDS:
+        return []
+    return [
+        checks.Warning(
+            f"CELERY_VISIBILITY_TIMEOUT={visibility} is not longer than DELIVERY_LEASE_SECONDS="
+            f"{settings.DELIVERY_LEASE_SECONDS}: Redis would hand a running delivery's task to another worker.",
+            hint="Set CELERY_VISIBILITY_TIMEOUT above DELIVERY_LEASE_SECONDS (defaults: 3600 and 300).",
+            id="flowgate.W002",
         )
     ]

@@ -1,9 +1,13 @@
-"""`make run`'s demo automation: imported and turned on the first time only, its URLs printed at every start.
+"""`make run`'s demo automations: imported and turned on the first time only, their URLs printed at every start.
 
 Run as `python -m config.demo_automation`. Every start used to import the
 document again and turn the automation on, undoing what was changed in admin
 since (turned off, steps edited). Now an automation of the demo's name owned
 by `admin` is left as it is; one deleted in admin comes back at the next start.
+
+The demos: record and answer (webhook and web service), and an approval
+flow whose approval link is printed too (its queue is made at once, so the
+link works before the first item arrives).
 """
 
 import json
@@ -11,25 +15,46 @@ import os
 import sys
 from pathlib import Path
 
-DOCUMENT = Path(__file__).resolve().parent.parent / "automations" / "demo" / "record-and-answer.json"
+DEMOS = Path(__file__).resolve().parent.parent / "automations" / "demo"
+DOCUMENT = DEMOS / "record-and-answer.json"
+APPROVAL_DOCUMENT = DEMOS / "approve-a-refund.json"
 OWNER = "admin"
 
 
 def ensure_demo_automation(out=sys.stdout) -> None:
+    _ensure(DOCUMENT, out)
+    approval_demo = _ensure(APPROVAL_DOCUMENT, out)
+    _print_approval_link(approval_demo, out)
+
+
+def _ensure(document: Path, out):
     from django.core.management import call_command
 
     from automations import services
     from automations.models import Automation
 
-    name = json.loads(DOCUMENT.read_text(encoding="utf-8"))["name"]
+    name = json.loads(document.read_text(encoding="utf-8"))["name"]
     existing = Automation.objects.filter(owner__username=OWNER, name=name).first()
     if existing is None:
-        call_command("import_automation", str(DOCUMENT), owner=OWNER, on=True, stdout=out)
-        return
+        call_command("import_automation", str(document), owner=OWNER, on=True, stdout=out)
+        return Automation.objects.get(owner__username=OWNER, name=name)
     state = "on" if existing.enabled else "off"
     out.write(f"demo automation {existing.pk} {name!r} ({state}): imported before, left as it is\n")
     out.write(f"webhook URL:     {services.hook_url(existing)}\n")
     out.write(f"web service URL: {services.web_service_url(existing)}\n")
+    return existing
+
+
+def _print_approval_link(automation, out) -> None:
+    from automations import services
+    from interfaces import approvals
+
+    url = approvals.approval_url(approvals.queue_of(automation))
+    out.write(f"approval link:   {url}\n")
+    out.write(
+        '  ask for an approval: curl -d \'{"order": 42, "customer": "Ada", "amount": 30}\' '
+        f"{services.hook_url(automation)}\n"
+    )
 
 
 def main() -> None:

@@ -79,3 +79,8 @@ def env_rate(name: str, default: str) -> str:
             f"{name} must be a rate such as 300/5m (count/[n]unit, unit s, m, h or d), got {raw!r}"
         )
     return raw
+
+
+def request_body_timeout() -> int:
+    """REQUEST_BODY_TIMEOUT_SECONDS: read by settings and by gunicorn's configuration, whose timeout must outlast it."""
+    return env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)

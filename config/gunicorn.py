@@ -18,7 +18,7 @@ import errno
 import logging
 import socket
 
-from config.env import env_bool, env_int, env_str
+from config.env import env_bool, env_int, env_str, request_body_timeout
 from config.startup_checks import is_loopback_bind
 
 bind = env_str("WEB_BIND", "127.0.0.1:8000")
@@ -26,6 +26,10 @@ workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
 threads = env_int("WEB_THREADS", 8, minimum=1)
 forwarded_allow_ips = env_str("FORWARDED_ALLOW_IPS", "127.0.0.1")
 reuse_port = True
+# The asyncio worker (the hooks process) reports a body with no byte for `timeout` seconds as a disconnect,
+# which would answer 400 where the body's deadline answers 408 (hooks/asgi.py): it outlasts the deadline.
+# For the threaded web processes it is only how long a silent worker lives before it is replaced.
+timeout = max(30, request_body_timeout() + 10)
 # gunicorn's control socket defaults to one path per user (~/.gunicorn/gunicorn.ctl): every gunicorn of
 # the user (web and hooks processes, parallel test runs) would fight over it, and nothing here uses it.
 control_socket_disable = True

@@ -13,7 +13,7 @@ from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from config.devsecret import development_secret
-from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url, env_version
+from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url, env_version, request_body_timeout
 from config.startup_checks import refuse_debug_beyond_loopback, refuse_listen_only_host
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -222,6 +222,8 @@ RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", True)
 # Password attempts at admin's sign-in, per client IP and per user name (config/sign_in.py).
 SIGN_IN_RATE_IP = env_rate("SIGN_IN_RATE_IP", "30/15m")
 SIGN_IN_RATE_USERNAME = env_rate("SIGN_IN_RATE_USERNAME", "10/15m")
+# Requests to approval links (/moderation), pages and decisions alike, per client IP (interfaces/approval_limits.py).
+APPROVAL_RATE_IP = env_rate("APPROVAL_RATE_IP", "120/m")
 # How often a web process asks whether a newer feed was built. Bodies are
 # served from process memory between checks.
 FEED_VERSION_CHECK_SECONDS = env_int("FEED_VERSION_CHECK_SECONDS", 1, minimum=0)
@@ -238,7 +240,7 @@ HOOK_MAX_BODY_BYTES = env_int("HOOK_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1
 # A request body not complete this long after its request arrived is cut off
 # (408 on webhook and web service URLs), so slow senders cannot hold every
 # thread of a process (hooks/bodies.py).
-REQUEST_BODY_TIMEOUT_SECONDS = env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)
+REQUEST_BODY_TIMEOUT_SECONDS = request_body_timeout()
 # Webhook and web service URLs answer 503 (also switchable in admin).
 MAINTENANCE_MODE = env_bool("MAINTENANCE_MODE", False)
 HOOK_SUPPRESSION_SECONDS = env_int("HOOK_SUPPRESSION_SECONDS", 600, minimum=0)
@@ -257,6 +259,20 @@ HTTP_STEP_TIMEOUT_SECONDS = env_int("HTTP_STEP_TIMEOUT_SECONDS", 30, minimum=1)
 # HTTP request steps may not call loopback, private or link-local addresses
 # unless this is on (tests, or a single-tenant install inside a network).
 HTTP_STEP_ALLOW_PRIVATE = env_bool("HTTP_STEP_ALLOW_PRIVATE", False)
+
+# --- Forms (SPEC 4.3; docs/interfaces.md "Forms") -------------------------
+# Files sent through forms are kept with Django's storage API (STORAGES["default"]), on local disk here.
+MEDIA_ROOT = env_str("FORM_UPLOADS_DIR", str(VAR_DIR / "uploads"))
+# A form sent back sooner than this after it was shown is refused as a robot's (the visitor sends it again).
+FORM_MIN_FILL_SECONDS = env_int("FORM_MIN_FILL_SECONDS", 2, minimum=0)
+# Submissions per client IP on each form and per form; a form's own `limits` replace them.
+FORM_RATE_IP = env_rate("FORM_RATE_IP", "20/10m")
+FORM_RATE_FORM = env_rate("FORM_RATE_FORM", "600/h")
+# The largest file a form field may accept (a field's max_bytes is capped by it).
+FORM_FILE_MAX_BYTES = env_int("FORM_FILE_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
+# Who sends the one-time form links a form step emails.
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "flowgate@localhost")
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 
 # --- Celery ---------------------------------------------------------------
 if REDIS_URL:

@@ -189,6 +189,6 @@ async def _lifespan(receive, send) -> None:
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             # In-flight requests have had their answers; what the writer committed still goes to the broker.
-            await asyncio.get_running_loop().run_in_executor(None, intake.dispatcher.flush)
+            await asyncio.get_running_loop().run_in_executor(None, intake.writer.stop)
             await send({"type": "lifespan.shutdown.complete"})
             return

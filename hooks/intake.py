@@ -1,12 +1,14 @@
-"""Accepted deliveries stored with group commit, their runs queued in batches (docs/webhooks.md, contract 1).
+"""Accepted deliveries stored and their runs queued (docs/webhooks.md, contract 1).
 
-In each process one writer thread commits the rows of all requests waiting
-at that moment in one INSERT (hooks/statements.py), then wakes them; one
-dispatcher thread sends the ids committed meanwhile as a few tasks. If a
-batch fails, its rows are retried one by one so that only the faulty row
-fails. A request that waited COMMIT_WAIT_SECONDS gets an error (500) even if
-its row commits later; that row still runs. Rows committed but never sent
-are queued by the sweeper (hooks.services.sweep).
+The hooks process's event loop hands each accepted row to one writer thread
+per process, which commits the rows of all requests waiting at that moment
+in one INSERT (hooks/statements.py), wakes each loop once for all its
+requests, and sends the committed ids as a few tasks. If a batch fails, its
+rows are retried one by one so that only the faulty row fails. A request
+that waited COMMIT_WAIT_SECONDS gets an error (500) even if its row commits
+later; that row still runs. Django's view (a setup without the hooks
+process) stores its one row in a transaction of its own. Rows committed but
+never queued are queued by the sweeper (hooks.services.sweep).
 """
 
 import asyncio
@@ -57,201 +59,124 @@ class Accepted:
     pk: int | None = None
 
 
-class _Ticket:
-    """A request waiting for its row: `done` is a lock its thread waits on, or a future its event loop awaits."""
-
-    __slots__ = ("row", "done", "committed", "error")
-
-    def __init__(self, row: Accepted, done: asyncio.Future | None = None):
-        self.row, self.committed, self.error = row, False, None
-        if done is None:
-            done = threading.Lock()  # the cheapest hand-off between two threads: taken now, released by the writer
-            done.acquire()
-        self.done = done
-
-    def outcome(self, arrived: bool) -> None:
-        if not arrived:
-            raise DatabaseError("the delivery was not committed in time")
-        if not self.committed:
-            raise self.error or DatabaseError("the delivery was not committed")
-
-
 class _Writer:
+    """The thread that commits every event loop's rows in batches, wakes each loop once per batch, and queues runs."""
+
     def __init__(self):
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()  # (row, future) pairs, and _STOP
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def store(self, row: Accepted) -> None:
-        ticket = self._queued(_Ticket(row))
-        ticket.outcome(ticket.done.acquire(timeout=COMMIT_WAIT_SECONDS))
-
-    async def store_async(self, row: Accepted) -> None:
-        ticket = self._queued(_Ticket(row, asyncio.get_running_loop().create_future()))
+    async def store(self, row: Accepted) -> None:
+        done = asyncio.get_running_loop().create_future()  # set to None, or to the error that kept the row out
+        if self._thread is None or not self._thread.is_alive():
+            with self._lock:  # a forked process (gunicorn's workers) starts a thread of its own
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(target=self._run, name="delivery-writer", daemon=True)
+                    self._thread.start()
+        self._queue.put((row, done))
         try:
             async with asyncio.timeout(COMMIT_WAIT_SECONDS):
-                await ticket.done
+                error = await done
         except TimeoutError:
-            ticket.outcome(False)
-        ticket.outcome(True)
+            raise DatabaseError("the delivery was not committed in time") from None
+        if error is not None:
+            raise error
 
     def stop(self) -> None:
-        """Let the writer finish what is queued, then end its thread and close its connection."""
+        """Commit and queue what is waiting, then end the thread and close its connection."""
         thread = self._thread
         if thread is not None and thread.is_alive():
             self._queue.put(_STOP)
             thread.join(10)
         self._thread = None
 
-    def _queued(self, ticket: _Ticket) -> _Ticket:
-        if self._thread is None or not self._thread.is_alive():
-            with self._lock:  # a forked process (gunicorn's workers) starts a thread of its own
-                if self._thread is None or not self._thread.is_alive():
-                    self._thread = threading.Thread(target=self._run, name="delivery-writer", daemon=True)
-                    self._thread.start()
-        self._queue.put(ticket)
-        return ticket
-
     def _run(self) -> None:
-        while (first := self._queue.get()) is not _STOP:
-            batch = [first]
-            while len(batch) < MAX_BATCH:
+        unsent, sent_at, item = [], float("-inf"), None
+        while item is not _STOP:
+            try:  # with ids unsent, wait no longer than their message's time
+                item = self._queue.get(
+                    timeout=max(0.0, sent_at + COALESCE_SECONDS - time.monotonic()) if unsent else None
+                )
+            except queue.Empty:
+                item = None
+            batch = [] if item is None or item is _STOP else [item]
+            while batch and len(batch) < MAX_BATCH:
                 try:
-                    ticket = self._queue.get_nowait()
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
-                if ticket is _STOP:
-                    self._queue.put(ticket)  # stop after this batch
+                if item is _STOP:  # stop after this batch
                     break
-                batch.append(ticket)
-            try:
-                self._commit(batch)
-            except BaseException:  # a request is told "stored" only for a row known to be committed
-                logger.exception("storing %d deliveries failed", len(batch))
-            finally:
-                _release(batch)
+                batch.append(item)
+            if batch:
+                unsent += _commit(batch)
+            now = time.monotonic()
+            if unsent and (item is _STOP or len(unsent) >= DISPATCH_CHUNK or now >= sent_at + COALESCE_SECONDS):
+                _publish(unsent)
+                unsent, sent_at = [], now
         connections.close_all()
 
-    def _commit(self, batch: list[_Ticket]) -> None:
-        try:
-            insert([ticket.row for ticket in batch])
-        except Exception:  # a database error, or a value that could not even be sent
-            if connection.connection is not None and not connection.is_usable():
-                connection.close()  # a broken connection is replaced for the retries, not reused
-            for ticket in batch:  # find the faulty row; the others still commit
-                self._commit_one(ticket)
-        else:
-            for ticket in batch:
-                ticket.committed = True
-        dispatcher.send([ticket.row.pk for ticket in batch if ticket.committed])
 
-    @staticmethod
-    def _commit_one(ticket: _Ticket) -> None:
+def _commit(batch: list) -> list[int]:
+    """Commit the batch's rows (each alone if the batch fails, so that only a faulty row fails), wake their
+    requests, and return the ids committed. A request is told "stored" only for a row known to be committed."""
+    rows = [row for row, _ in batch]
+    try:
+        insert(rows)
+        errors = [None] * len(rows)
+    except Exception:  # a database error, or a value that could not even be sent
+        if connection.connection is not None and not connection.is_usable():
+            connection.close()  # a broken connection is replaced for the retries, not reused
+        errors = [_commit_one(row) for row in rows]
+    waiting: dict[asyncio.AbstractEventLoop, list] = {}
+    for (_, done), error in zip(batch, errors, strict=True):
+        waiting.setdefault(done.get_loop(), []).append((done, error))
+    for loop, answers in waiting.items():
         try:
-            insert([ticket.row])
-        except IntegrityError as error:
-            gone = not Automation.objects.filter(pk=ticket.row.automation_id).exists()
-            ticket.error = AutomationGone() if gone else error
-        except Exception as error:  # only this request is refused: its row is not stored
-            if not isinstance(error, DatabaseError):
-                logger.exception("a delivery's row could not be sent to the database")
-            ticket.error = error
-        else:
-            ticket.committed = True
-
-
-def _release(batch: list[_Ticket]) -> None:
-    """Wake every request of the batch: a thread through its lock, an event loop once for all its requests."""
-    futures: dict[asyncio.AbstractEventLoop, list[asyncio.Future]] = {}
-    for ticket in batch:
-        if isinstance(ticket.done, asyncio.Future):
-            futures.setdefault(ticket.done.get_loop(), []).append(ticket.done)
-        else:
-            ticket.done.release()
-    for loop, waiting in futures.items():
-        try:
-            loop.call_soon_threadsafe(_resolve, waiting)
+            loop.call_soon_threadsafe(_resolve, answers)
         except RuntimeError:  # the loop has closed: nobody is waiting any more
             pass
+    return [row.pk for row, error in zip(rows, errors, strict=True) if error is None]
 
 
-def _resolve(futures: list[asyncio.Future]) -> None:
-    for future in futures:
-        if not future.done():  # one that timed out was cancelled
-            future.set_result(None)
+def _commit_one(row: Accepted) -> Exception | None:
+    try:
+        insert([row])
+    except IntegrityError as error:
+        return AutomationGone() if not Automation.objects.filter(pk=row.automation_id).exists() else error
+    except Exception as error:  # only this request is refused: its row is not stored
+        if not isinstance(error, DatabaseError):
+            logger.exception("a delivery's row could not be sent to the database")
+        return error
+    return None
 
 
-class _Dispatcher:
-    """Sends committed delivery ids as hooks.process_deliveries tasks, many ids per message."""
+def _resolve(answers: list) -> None:
+    for done, error in answers:
+        if not done.done():  # one that timed out was cancelled
+            done.set_result(error)
 
-    def __init__(self):
-        self._pending: list[int] = []
-        self._wake = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._stopping = False
 
-    def send(self, ids: list[int]) -> None:
-        if not ids:
-            return
-        with self._wake:
-            self._pending.extend(ids)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="delivery-dispatcher", daemon=True)
-                self._thread.start()
-            if len(self._pending) >= DISPATCH_CHUNK or len(self._pending) == len(ids):
-                self._wake.notify()  # a full message, or the first ids of the next one
-
-    def _run(self) -> None:
-        last, stopping = float("-inf"), False  # when the previous message left
-        while not stopping:
-            with self._wake:
-                while not self._pending and not self._stopping:
-                    self._wake.wait()
-                until = last + COALESCE_SECONDS
-                while len(self._pending) < DISPATCH_CHUNK and not self._stopping:
-                    if (left := until - time.monotonic()) <= 0:
-                        break
-                    self._wake.wait(left)
-                ids, self._pending, stopping = self._pending, [], self._stopping
-            last = time.monotonic()
-            self._publish(ids)
-        connections.close_all()
-
-    def flush(self) -> None:
-        with self._wake:
-            ids, self._pending = self._pending, []
-        self._publish(ids)
-
-    def stop(self) -> None:
-        with self._wake:
-            self._stopping = True
-            self._wake.notify()
-            thread = self._thread
-        if thread is not None:
-            thread.join(10)
-        self._thread, self._stopping = None, False
-
-    @staticmethod
-    def _publish(ids: list[int]) -> None:
-        for start in range(0, len(ids), DISPATCH_CHUNK):
-            chunk = ids[start : start + DISPATCH_CHUNK]
-            try:
-                # Celery's own repr of the arguments (for logs and monitors) costs more than the rest of the message.
-                tasks.process_deliveries.apply_async((chunk,), argsrepr=repr((chunk,)))
-            except Exception:  # the rows are committed: the sweeper queues them
-                logger.warning("could not queue %d deliveries; the sweeper will", len(chunk), exc_info=True)
+def _publish(ids: list[int]) -> None:
+    """Queue the runs of committed deliveries as hooks.process_deliveries tasks, DISPATCH_CHUNK ids per message."""
+    for start in range(0, len(ids), DISPATCH_CHUNK):
+        chunk = ids[start : start + DISPATCH_CHUNK]
+        try:
+            # Celery's own repr of the arguments (for logs and monitors) costs more than the rest of the message.
+            tasks.process_deliveries.apply_async((chunk,), argsrepr=repr((chunk,)))
+        except Exception:  # the rows are committed: the sweeper queues them
+            logger.warning("could not queue %d deliveries; the sweeper will", len(chunk), exc_info=True)
 
 
 writer = _Writer()
-dispatcher = _Dispatcher()
-atexit.register(dispatcher.flush)
+atexit.register(writer.stop)
 
 
 @process_cache.on_reset
 def stop() -> None:
-    """End both threads and close their database connections (tests; they start again on the next store)."""
+    """End the writer thread and close its database connection (tests; it starts again on the next store)."""
     writer.stop()
-    dispatcher.stop()
 
 
 def insert(rows: list[Accepted]) -> None:
@@ -260,19 +185,26 @@ def insert(rows: list[Accepted]) -> None:
 
 
 def store(row: Accepted) -> None:
-    """Commit the delivery's row, set row.pk and queue its run; returns once the row is committed.
+    """Commit the delivery's row and queue its run, as Django's view does: one row, one transaction.
 
     Raises AutomationGone if its automation no longer exists, DatabaseError if the row could not be stored.
     """
-    if not connection.in_atomic_block:
-        return writer.store(row)
-    # Foreign keys are checked at commit, which is the caller's: ask first.
-    if not Automation.objects.filter(pk=row.automation_id).exists():
+    # Foreign keys are checked at commit; inside the caller's transaction that is the caller's: ask first.
+    if connection.in_atomic_block and not Automation.objects.filter(pk=row.automation_id).exists():
         raise AutomationGone()
-    insert([row])
-    transaction.on_commit(lambda: dispatcher._publish([row.pk]), robust=True)
+    try:
+        with transaction.atomic():
+            insert([row])
+            transaction.on_commit(lambda: _publish([row.pk]), robust=True)
+    except IntegrityError:
+        if Automation.objects.filter(pk=row.automation_id).exists():
+            raise
+        raise AutomationGone() from None
 
 
 async def store_async(row: Accepted) -> None:
-    """store() for a coroutine on an event loop: awaits the commit instead of blocking a thread on it."""
-    await writer.store_async(row)
+    """Commit the row with others waiting at the same moment (group commit); returns once it is committed.
+
+    The event loop awaits its commit instead of blocking a thread on it. Raises as store() does.
+    """
+    await writer.store(row)

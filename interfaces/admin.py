@@ -1,9 +1,10 @@
-"""Django admin of the pages: white-label domains."""
+"""Django admin of the pages: white-label domains, approval queues."""
 
 from django.contrib import admin
+from django.utils.html import format_html
 
-from interfaces import domains
-from interfaces.models import WhiteLabelDomain
+from interfaces import approvals, domains
+from interfaces.models import ApprovalItem, ApprovalQueue, WhiteLabelDomain
 
 
 @admin.register(WhiteLabelDomain)
@@ -24,3 +25,33 @@ class WhiteLabelDomainAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         super().delete_queryset(request, queryset)
         domains.forget()
+
+
+class ApprovalItemInline(admin.TabularInline):
+    model = ApprovalItem
+    fields = ("title", "created_at", "expires_at", "decision", "comment", "decided_at", "decided_from", "run")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    show_change_link = False
+    ordering = ("-created_at",)
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ApprovalQueue)
+class ApprovalQueueAdmin(admin.ModelAdmin):
+    list_display = ("automation", "approval_link", "created_at")
+    search_fields = ("automation__name",)
+    fields = ("automation", "approval_link", "created_at")
+    readonly_fields = fields
+    inlines = (ApprovalItemInline,)
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.display(description="approval link")
+    def approval_link(self, queue):
+        url = approvals.approval_url(queue)
+        return format_html('<a href="{}" rel="noreferrer">{}</a>', url, url) if url else "-"

@@ -5,4 +5,10 @@ The views here serve keys of the domain's own account only
 another account's key gets the same answer as a key never issued.
 """
 
-urlpatterns: list = []
+from django.urls import path
+
+from interfaces import views
+
+urlpatterns = [
+    path("form/<str:key>", views.hosted_form),
+]

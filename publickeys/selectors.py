@@ -62,6 +62,21 @@ def url_of(*, purpose: str, target: models.Model) -> str | None:
     return getattr(settings, host_setting) + path.format(key=key)
 
 
+def url_of_key_id(public_key_id) -> str | None:
+    """The URL of the live key with this pk, for pages that keep a key's id instead of the key (Execution History).
+
+    None when there is no such live key (retired, deleted) or it was sealed under another secret.
+    """
+    if not isinstance(public_key_id, int):
+        return None
+    row = PublicKey.objects.filter(pk=public_key_id, retired_at__isnull=True).values_list("purpose", "sealed").first()
+    key = crypto.unseal(row[1]) if row and row[1] else None
+    if key is None:
+        return None
+    host_setting, path = URL_SHAPES[row[0]]
+    return getattr(settings, host_setting) + path.format(key=key)
+
+
 def live_purposes(*, target: models.Model) -> set[str]:
     """The purposes for which target has a live key (the URLs it has)."""
     return set(

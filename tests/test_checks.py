@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core import checks
 
-from config.checks import check_pgbouncer, check_public_urls, check_url_key_secret
+from config.checks import check_pgbouncer, check_public_urls, check_url_key_secret, check_visibility_timeout
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,6 +83,19 @@ def test_pgbouncer_before_1_21_is_an_error(settings, version):
 def test_pgbouncer_from_1_21_or_none_passes(settings, version):
     settings.PGBOUNCER_VERSION = version
     assert check_pgbouncer() == []
+
+
+@pytest.mark.parametrize(("visibility", "lease", "warned"), [(300, 300, True), (60, 300, True), (3600, 300, False)])
+def test_a_broker_visibility_timeout_within_the_delivery_lease_is_a_warning(settings, visibility, lease, warned):
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": visibility}
+    settings.DELIVERY_LEASE_SECONDS = lease
+    found = check_visibility_timeout()
+    assert [(message.id, message.level) for message in found] == ([("flowgate.W002", checks.WARNING)] if warned else [])
+
+
+def test_no_visibility_timeout_to_check_on_the_embedded_broker(settings):
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {}
+    assert check_visibility_timeout() == []
 
 
 def manage_check(environment: dict, tmp_path) -> subprocess.CompletedProcess:

@@ -1,6 +1,7 @@
-"""`make run`'s demo automation: imported and turned on at the first start only; later starts print its URLs."""
+"""`make run`'s demo automations: imported and turned on at the first start only; later starts print their URLs."""
 
 import io
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -18,14 +19,20 @@ def _start() -> str:
     return out.getvalue()
 
 
-def _urls(output: str) -> list[str]:
-    return [line for line in output.splitlines() if line.startswith(("webhook URL:", "web service URL:"))]
+RECORD = "Demo: record and answer"
+APPROVAL = "Demo: approve a refund"
+
+
+def _urls(output: str, name: str = RECORD) -> list[str]:
+    """The URL lines printed for the demo of this name (each demo's lines follow the line naming it)."""
+    section = output.split(repr(name), 1)[1].split("automation ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith(("webhook URL:", "web service URL:"))]
 
 
 def test_the_first_start_imports_the_demo_and_turns_it_on():
     ensure_first_admin()
     output = _start()
-    demo = Automation.objects.get()
+    demo = Automation.objects.get(name=RECORD)
     assert demo.enabled
     assert f"created automation {demo.pk}" in output
     assert _urls(output) == [
@@ -37,11 +44,29 @@ def test_the_first_start_imports_the_demo_and_turns_it_on():
 def test_a_later_start_leaves_the_demo_as_admin_left_it_and_prints_the_same_urls():
     ensure_first_admin()
     first = _start()
-    demo = Automation.objects.get()
+    demo = Automation.objects.get(name=RECORD)
     services.turn_off(automation=demo)
     later = _start()
     demo.refresh_from_db()
     assert not demo.enabled
-    assert Automation.objects.count() == 1
+    assert Automation.objects.count() == 2
     assert f"demo automation {demo.pk} 'Demo: record and answer' (off): imported before, left as it is" in later
     assert _urls(later) == _urls(first)
+
+
+def test_the_approval_demo_is_imported_on_and_its_approval_link_printed_and_opens(client):
+    from interfaces import approvals
+    from interfaces.models import ApprovalQueue
+
+    ensure_first_admin()
+    first = _start()
+    demo = Automation.objects.get(name=APPROVAL)
+    assert demo.enabled and [step["kind"] for step in demo.definition["steps"]][0] == "approval"
+    link = approvals.approval_url(ApprovalQueue.objects.get(automation=demo))
+    assert f"approval link:   {link}" in first
+    assert _urls(first, APPROVAL)[0] == f"webhook URL:     {services.hook_url(demo)}"
+    later = _start()
+    assert f"approval link:   {link}" in later and Automation.objects.count() == 2
+    parts = urlsplit(link)
+    response = client.get(f"{parts.path}?{parts.query}")
+    assert response.status_code == 200 and "Nothing is waiting for a decision" in response.content.decode()

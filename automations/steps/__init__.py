@@ -11,6 +11,10 @@ A step that waits (for a time, later for a person) raises Wait; the run is
 then `waiting` and holds nothing. When it is resumed, the engine calls the
 module's resume(waiting_for, answer) instead of run(), and its return value
 is the step's output.
+
+A module may also have errors(settings) -> [(path, message)]: checks its
+schema cannot state (a form's field names unique), run once the schema
+passed; each path is inside the step.
 """
 
 import importlib
@@ -57,6 +61,7 @@ class StepContext:
     response: dict | None = None  # set by a respond step, returned to a web service caller
     deadline: float | None = None  # time.monotonic() by which the run must have ended
     past_deadline: str = WAIT_TIMED_OUT  # the step's error once the deadline has passed
+    run: "object | None" = None  # the Run being advanced: a step that asks a person ties its link to it
 
     def seconds_left(self, wanted: float) -> float:
         """wanted, or less when the run's deadline is nearer; StepFailed once it has passed."""

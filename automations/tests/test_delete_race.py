@@ -112,8 +112,7 @@ def blocking(pid: int) -> set[int]:
 @pytest.fixture(autouse=True)
 def no_broker(monkeypatch):
     """The tests call the worker's functions themselves: the intake queues no task."""
-    monkeypatch.setattr(intake.dispatcher, "send", lambda ids: None)
-    monkeypatch.setattr(intake.dispatcher, "_publish", lambda ids: None)
+    monkeypatch.setattr(intake, "_publish", lambda ids: None)
 
 
 def hook_path(automation) -> str:

@@ -17,11 +17,11 @@ RECORD = [{"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add",
 
 
 def test_every_trigger_type_is_a_module_with_its_schema_urls_and_hooks():
-    assert set(triggers.types()) == {"webhook", "web_service"}
+    assert set(triggers.types()) == {"webhook", "web_service", "form"}
     for type_, module in triggers.types().items():
         assert type_ == module.TYPE
         assert module.SCHEMA["type"] == "object"
-        assert set(module.URLS) <= {"webhook", "web_service"}
+        assert set(module.URLS) <= {"webhook", "web_service", "form"}
         for hook in ("activate", "deactivate", "delete"):
             assert callable(getattr(module, hook))
 
@@ -30,7 +30,7 @@ def test_every_trigger_type_is_a_module_with_its_schema_urls_and_hooks():
     ("trigger", "error"),
     [
         ({"type": "webhook", "path": "x"}, "$.trigger: Additional properties are not allowed ('path' was unexpected)"),
-        ({"type": "ftp"}, "$.trigger.type: 'ftp' is not one of ['web_service', 'webhook']"),
+        ({"type": "ftp"}, "$.trigger.type: 'ftp' is not one of ['form', 'web_service', 'webhook']"),
     ],
 )
 def test_a_trigger_with_settings_its_type_does_not_have_is_refused_with_its_path(trigger, error):

@@ -8,7 +8,8 @@ automation on (activate), off (deactivate) or deletes it (delete), so what
 they write commits or rolls back with it. activate may raise TriggerRefused:
 the automation then stays off and the message reaches whoever turned it on
 (admin, the import command). Adding a trigger type is adding a module here:
-the schema and the services find it.
+the schema and the services find it. A module may also have
+errors(settings) -> [(path, message)], checks its schema cannot state.
 """
 
 import importlib

@@ -140,31 +140,41 @@ def test_django_gets_a_body_by_its_deadline_and_never_a_cut_off_one():
     assert asyncio.run(receive_all(bounded(whole_then_gone, deadline=float("inf"))))[1] == {"type": "http.disconnect"}
 
 
-def test_the_writer_wakes_an_event_loop_once_for_all_its_requests_in_a_batch():
+@pytest.fixture
+def no_database(monkeypatch):
+    """Rows get ids without a database, and no task is queued."""
+    monkeypatch.setattr(intake, "insert", lambda rows: [setattr(row, "pk", 1) for row in rows])
+    monkeypatch.setattr(intake, "_publish", lambda ids: None)
+
+
+def a_row():
+    return intake.Accepted(1, "POST", "/", "", "", b"", "")
+
+
+def test_the_writer_wakes_an_event_loop_once_for_all_its_requests_in_a_batch(no_database):
     async def batch_of_three():
         loop = asyncio.get_running_loop()
         calls = []
         original = loop.call_soon_threadsafe
         loop.call_soon_threadsafe = lambda callback, *args: calls.append(callback) or original(callback, *args)
-        tickets = [intake._Ticket(None, loop.create_future()) for _ in range(3)]
-        lock_ticket = intake._Ticket(None)
-        await loop.run_in_executor(None, intake._release, [*tickets, lock_ticket])
-        await asyncio.gather(*(ticket.done for ticket in tickets))
-        return calls, lock_ticket
+        batch = [(a_row(), loop.create_future()) for _ in range(3)]
+        committed = await loop.run_in_executor(None, intake._commit, batch)
+        assert await asyncio.gather(*(done for _, done in batch)) == [None, None, None]
+        return calls, committed
 
-    calls, lock_ticket = asyncio.run(batch_of_three())
+    calls, committed = asyncio.run(batch_of_three())
     assert calls.count(intake._resolve) == 1
-    assert lock_ticket.done.acquire(blocking=False)  # a thread's ticket in the same batch is released too
+    assert committed == [1, 1, 1]
 
 
-def test_a_ticket_that_timed_out_is_not_resolved_again():
+def test_a_request_that_timed_out_is_not_answered_again(no_database):
     async def timed_out():
         loop = asyncio.get_running_loop()
-        ticket = intake._Ticket(None, loop.create_future())
-        ticket.done.cancel()
-        await loop.run_in_executor(None, intake._release, [ticket])
+        done = loop.create_future()
+        done.cancel()
+        await loop.run_in_executor(None, intake._commit, [(a_row(), done)])
         await asyncio.sleep(0)
-        return ticket.done.cancelled()
+        return done.cancelled()
 
     assert asyncio.run(timed_out())
 
@@ -172,26 +182,24 @@ def test_a_ticket_that_timed_out_is_not_resolved_again():
 def test_a_request_whose_row_is_not_committed_in_time_gets_an_error(monkeypatch):
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.05)
     stalled = intake._Writer()
-    monkeypatch.setattr(stalled, "_queued", lambda ticket: ticket)  # no writer thread: nothing is ever committed
+    stalled._run = lambda: None  # a writer thread that never commits
 
     with pytest.raises(intake.DatabaseError, match="not committed in time"):
-        asyncio.run(stalled.store_async(intake.Accepted(1, "POST", "/", "", "", b"", "")))
+        asyncio.run(stalled.store(a_row()))
 
 
-def test_a_row_that_failed_to_store_raises_its_error_in_the_request():
-    async def failed():
-        writer = intake._Writer()
-        queued = []
-        writer._queued = lambda ticket: queued.append(ticket) or ticket  # no writer thread: the test releases it
-        task = asyncio.ensure_future(writer.store_async(intake.Accepted(1, "POST", "/", "", "", b"", "")))
-        await asyncio.sleep(0)
-        ticket = queued[0]
-        ticket.error = intake.AutomationGone()
-        await asyncio.get_running_loop().run_in_executor(None, intake._release, [ticket])
-        await task
+def test_a_row_that_failed_to_store_raises_its_error_in_the_request(monkeypatch):
+    def batch_fails(rows):
+        raise intake.IntegrityError("a foreign key")
 
-    with pytest.raises(intake.AutomationGone):
-        asyncio.run(failed())
+    monkeypatch.setattr(intake, "insert", batch_fails)
+    monkeypatch.setattr(intake, "_commit_one", lambda row: intake.AutomationGone())
+    writer = intake._Writer()
+    try:
+        with pytest.raises(intake.AutomationGone):
+            asyncio.run(writer.store(a_row()))
+    finally:
+        writer.stop()
 
 
 def call(application, scope_):

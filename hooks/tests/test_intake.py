@@ -1,7 +1,7 @@
 """Group commit and batched dispatch of accepted deliveries (hooks/intake.py), on real connections."""
 
+import asyncio
 import threading
-import time
 
 import pytest
 from django.db import DataError, connection
@@ -26,21 +26,27 @@ def delivery_for(automation, n=0):
     )
 
 
-def store_all(deliveries):
-    errors = {}
+def store_all(rows, *, first=None, first_started=None):
+    """Store the rows as concurrent requests of one event loop; the errors by body. The first, if given, goes
+    alone, and the others once its commit has started (first_started), so that they queue behind it."""
 
-    def store(delivery):
-        try:
-            intake.store(delivery)
-        except Exception as error:  # noqa: BLE001 - collected for the assertions
-            errors[delivery.body] = error
+    async def requests():
+        errors = {}
 
-    threads = [threading.Thread(target=store, args=(delivery,)) for delivery in deliveries]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return errors
+        async def store(row):
+            try:
+                await intake.store_async(row)
+            except Exception as error:  # noqa: BLE001 - collected for the assertions
+                errors[row.body] = error
+
+        ahead = []
+        if first is not None:
+            ahead.append(asyncio.ensure_future(store(first)))
+            assert await asyncio.get_running_loop().run_in_executor(None, first_started.wait, 20)
+        await asyncio.gather(*ahead, *(store(row) for row in rows))
+        return errors
+
+    return asyncio.run(requests())
 
 
 class Batches(list):
@@ -53,29 +59,28 @@ class Batches(list):
 @pytest.fixture
 def batches(monkeypatch):
     """The first commit is held until the requests expected behind it are queued, so that they pile up."""
-    sizes, real = Batches(), intake._Writer._commit
+    sizes, real = Batches(), intake._commit
     sizes.first_started = threading.Event()
 
-    def commit(self, batch):
+    def commit(batch):
         sizes.append(len(batch))
         if len(sizes) == 1:
             sizes.first_started.set()
-            wait_until(lambda: self._queue.qsize() >= sizes.behind, 20, 0.01, "requests queued behind the first commit")
-        real(self, batch)
+            wait_until(
+                lambda: intake.writer._queue.qsize() >= sizes.behind, 20, 0.01, "requests queued behind the first"
+            )
+        return real(batch)
 
-    monkeypatch.setattr(intake._Writer, "_commit", commit)
-    monkeypatch.setattr(intake.dispatcher, "send", lambda ids: None)
+    monkeypatch.setattr(intake, "_commit", commit)
+    monkeypatch.setattr(intake, "_publish", lambda ids: None)
     return sizes
 
 
 def test_requests_waiting_together_share_one_commit(make_automation, batches):
     automation = make_automation([])
     batches.behind = 20
-    first = threading.Thread(target=intake.store, args=(delivery_for(automation, -1),))
-    first.start()
-    assert batches.first_started.wait(20)
-    assert store_all([delivery_for(automation, n) for n in range(20)]) == {}
-    first.join()
+    rows = [delivery_for(automation, n) for n in range(20)]
+    assert store_all(rows, first=delivery_for(automation, -1), first_started=batches.first_started) == {}
     assert batches == [1, 20]
     assert Delivery.objects.count() == 21
 
@@ -85,24 +90,19 @@ def test_a_row_of_a_deleted_automation_fails_alone(make_automation, batches):
     doomed = delivery_for(deleted, 99)
     automation_services.delete_automation(automation=deleted)
     batches.behind = 6
-    first = threading.Thread(target=intake.store, args=(delivery_for(kept, -1),))
-    first.start()
-    assert batches.first_started.wait(20)
-    errors = store_all([delivery_for(kept, n) for n in range(5)] + [doomed])
-    first.join()
+    rows = [delivery_for(kept, n) for n in range(5)] + [doomed]
+    errors = store_all(rows, first=delivery_for(kept, -1), first_started=batches.first_started)
     assert list(errors) == [b"99"] and isinstance(errors[b"99"], intake.AutomationGone)
+    assert batches == [1, 6]
     assert Delivery.objects.count() == 6
 
 
 def test_committed_deliveries_are_queued_in_batches_and_run(make_automation, eager_tasks):
     if connection.vendor == "sqlite":
-        pytest.skip("the test database is in-memory SQLite, which concurrent writer threads lock")
+        pytest.skip("the test database is in-memory SQLite, which the writer thread and the test's would lock")
     automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
     assert store_all([delivery_for(automation, n) for n in range(10)]) == {}
-    deadline = time.monotonic() + 20
-    while Delivery.objects.exclude(status="done").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert set(Delivery.objects.values_list("status", flat=True)) == {"done"}
+    wait_until(lambda: not Delivery.objects.exclude(status="done").exists(), 20, 0.05, "every delivery done")
 
 
 def test_a_request_is_never_told_stored_when_the_writer_fails(make_automation, monkeypatch):
@@ -112,9 +112,22 @@ def test_a_request_is_never_told_stored_when_the_writer_fails(make_automation, m
         raise RuntimeError("a fault nobody planned for")
 
     monkeypatch.setattr(intake, "insert", broken)
-    with pytest.raises(RuntimeError):
-        intake.store(delivery_for(automation))
+    errors = store_all([delivery_for(automation)])
+    assert isinstance(errors[b"0"], RuntimeError)
     assert not Delivery.objects.exists()
+
+
+def test_a_row_stored_by_djangos_view_commits_alone_and_a_deleted_automation_is_gone(make_automation, eager_tasks):
+    automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
+    row = delivery_for(automation)
+    intake.store(row)  # committed, and its run queued on commit (eager here)
+    assert Delivery.objects.get(pk=row.pk).status == "done"
+    gone = make_automation([], name="gone")
+    doomed = delivery_for(gone, 1)
+    automation_services.delete_automation(automation=gone)
+    with pytest.raises(intake.AutomationGone):
+        intake.store(doomed)
+    assert Delivery.objects.count() == 1
 
 
 def test_a_broker_that_is_down_loses_no_delivery(make_automation, monkeypatch, eager_tasks):
@@ -127,8 +140,8 @@ def test_a_broker_that_is_down_loses_no_delivery(make_automation, monkeypatch, e
 
     monkeypatch.setattr(tasks.process_deliveries, "apply_async", broker_down)
     delivery = delivery_for(automation)
-    intake.store(delivery)  # committed: the request gets its 200
-    intake.stop()  # the dispatcher tried and gave up
+    assert store_all([delivery]) == {}  # committed: the request gets its 200
+    intake.stop()  # the writer tried to queue it and gave up
     assert Delivery.objects.get(pk=delivery.pk).status == "pending"
     Delivery.objects.update(received_at=Delivery.objects.get().received_at.replace(year=2000))
     services.sweep()  # beat's sweeper queues it (eager here) and it runs
@@ -137,58 +150,63 @@ def test_a_broker_that_is_down_loses_no_delivery(make_automation, monkeypatch, e
 
 @pytest.fixture
 def messages(monkeypatch):
-    """The id lists a fresh dispatcher publishes, in order."""
+    """The id lists the writer publishes, in order; rows get ids without a database."""
     from hooks import tasks
 
-    sent, arrived = [], threading.Event()
+    sent, arrived, ids = [], threading.Event(), iter(range(1000))
 
     def apply_async(args, **options):
         sent.append(list(args[0]))
         arrived.set()
 
+    def insert(rows):
+        for row in rows:
+            row.pk = next(ids)
+
     monkeypatch.setattr(tasks.process_deliveries, "apply_async", apply_async)
-    dispatcher = intake._Dispatcher()
-    yield dispatcher, sent, arrived
-    dispatcher.stop()
+    monkeypatch.setattr(intake, "insert", insert)
+    return sent, arrived
+
+
+def row(n=0):
+    return intake.Accepted(1, "POST", "/", "", "", str(n).encode(), str(n))
 
 
 def test_the_first_ids_after_a_quiet_spell_leave_at_once(messages, monkeypatch):
-    dispatcher, sent, arrived = messages
+    sent, arrived = messages
     monkeypatch.setattr(intake, "COALESCE_SECONDS", 60)
-    dispatcher.send([1])
+    assert store_all([row()]) == {}
     assert arrived.wait(10), "the first ids waited for the coalescing window"
-    assert sent == [[1]]
+    assert sent == [[0]]
 
 
 def test_ids_committed_close_together_leave_in_one_message(messages, monkeypatch):
-    dispatcher, sent, arrived = messages
-    monkeypatch.setattr(intake, "COALESCE_SECONDS", 0.5)
-    dispatcher.send([1])
+    sent, arrived = messages
+    monkeypatch.setattr(intake, "COALESCE_SECONDS", 2)
+    store_all([row()])
     assert arrived.wait(10)
     arrived.clear()
-    dispatcher.send([2])  # within the window of the message that just left
-    dispatcher.send([3, 4])
+    store_all([row()])  # within the window of the message that just left
+    store_all([row(), row()])
     assert arrived.wait(10)
-    assert sent == [[1], [2, 3, 4]]
+    assert sent == [[0], [1, 2, 3]]
 
 
 def test_a_full_message_leaves_without_waiting_out_the_window(messages, monkeypatch):
-    dispatcher, sent, arrived = messages
+    sent, arrived = messages
     monkeypatch.setattr(intake, "COALESCE_SECONDS", 60)
-    dispatcher.send([0])
+    store_all([row()])
     assert arrived.wait(10)
     arrived.clear()
-    full = list(range(1, intake.DISPATCH_CHUNK + 1))
-    dispatcher.send(full)
-    assert arrived.wait(10), "a full message waited for the coalescing window"
-    assert sent == [[0], full]
+    store_all([row(n) for n in range(intake.DISPATCH_CHUNK)])
+    wait_until(lambda: sum(map(len, sent)) == 1 + intake.DISPATCH_CHUNK, 10, 0.01, "a full message, not the window")
+    assert sent == [[0], list(range(1, intake.DISPATCH_CHUNK + 1))]
 
 
 def test_a_message_carries_at_most_a_chunk_of_ids(messages):
-    dispatcher, sent, arrived = messages
+    sent, _ = messages
     chunk = intake.DISPATCH_CHUNK
-    dispatcher.send(list(range(2 * chunk + 10)))
-    dispatcher.stop()  # sends what is pending
+    intake._publish(list(range(2 * chunk + 10)))
     assert [len(ids) for ids in sent] == [chunk, chunk, 10]
     assert sum(sent, []) == list(range(2 * chunk + 10))
 
@@ -249,9 +267,9 @@ def test_a_value_postgresql_cannot_hold_is_refused_not_cut_short(make_automation
 
 def test_a_connection_the_server_closed_is_replaced_and_the_delivery_stored(make_automation, monkeypatch):
     postgresql_only()
-    monkeypatch.setattr(intake.dispatcher, "send", lambda ids: None)
+    monkeypatch.setattr(intake, "_publish", lambda ids: None)
     automation = make_automation([])
-    intake.store(delivery_for(automation, 1))  # the writer thread has its connection now
+    store_all([delivery_for(automation, 1)])  # the writer thread has its connection now
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
@@ -259,5 +277,5 @@ def test_a_connection_the_server_closed_is_replaced_and_the_delivery_stored(make
             ['INSERT INTO "hooks_delivery"%'],
         )
         cursor.execute("SELECT pg_terminate_backend(%s)", [cursor.fetchone()[0]])
-    intake.store(delivery_for(automation, 2))
+    assert store_all([delivery_for(automation, 2)]) == {}
     assert sorted(bytes(body) for body in Delivery.objects.values_list("body", flat=True)) == [b"1", b"2"]

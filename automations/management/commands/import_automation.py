@@ -57,6 +57,7 @@ class Command(BaseCommand):
         for label, url in (
             ("webhook URL:    ", services.hook_url(automation)),
             ("web service URL:", services.web_service_url(automation)),
+            ("form URL:       ", services.form_url(automation)),
         ):
             if url:
                 self.stdout.write(f"{label} {url}")

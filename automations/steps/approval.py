@@ -1,0 +1,70 @@
+"""Approval: put an item in the automation's approval queue and wait for a person to approve or reject it.
+
+As in Zapier's and n8n's approval steps, the decision is the step's output,
+`{"decision": "approved" | "rejected", "comment", "decided_at", "item_id"}`:
+a rejection does not fail the run, so a condition step after it can branch
+on `{{steps.<id>.decision}}`. The item's title and text take {{ paths }};
+details (any JSON) are shown below them. With `expires_after`, an item
+nobody decided in time does what `on_expiry` says (automations/waiting.py).
+
+The queue and its page belong to interfaces/, which automations does not
+import (STYLE.md 9): interfaces hands this module the function that places
+an item (served_by, in its AppConfig.ready()).
+"""
+
+from collections.abc import Callable
+
+from automations import jsonsafe, waiting
+from automations.steps import StepFailed
+
+KIND = "approval"
+TITLE_LIMIT = 200
+TEXT_LIMIT = 10_000
+
+SCHEMA = {
+    "type": "object",
+    "required": ["title"],
+    "properties": {
+        "title": {"type": "string", "minLength": 1, "maxLength": 1000},
+        "text": {"type": "string", "maxLength": 100_000},
+        "details": {},
+        **waiting.EXPIRY_PROPERTIES,
+    },
+}
+
+# place(*, run, title, text, details, expires_at) -> {"item_id": ..., "public_key_id": ...}
+_place: Callable | None = None
+
+
+def served_by(place: Callable) -> None:
+    """The function that puts an item in the run's automation's queue (interfaces.approvals.place_item)."""
+    global _place
+    _place = place
+
+
+def run(settings: dict, context) -> dict:
+    if _place is None or context.run is None:
+        raise StepFailed("approval queues are not served by this installation")
+    title = _text(settings["title"], TITLE_LIMIT) or "Approval"
+    text = _text(settings.get("text", ""), TEXT_LIMIT)
+    wait = waiting.person_wait(KIND, settings, title=title)
+    try:
+        details = jsonsafe.clean(settings.get("details"))
+    except ValueError as error:
+        raise StepFailed(f"its details could not be stored: {error}") from None
+    placed = _place(run=context.run, title=title, text=text, details=details, expires_at=wait.until)
+    wait.waiting_for.update(placed)
+    raise wait
+
+
+def resume(waiting_for: dict, answer) -> dict:
+    if answer is None:
+        return waiting.expired_output(waiting_for)
+    return {**answer, "item_id": waiting_for.get("item_id")}
+
+
+def _text(value, limit: int) -> str:
+    """A {{ path }} may fill a field with a number or an object: shown as text, cut at limit characters."""
+    if not isinstance(value, str):
+        value = "" if value is None else str(value)
+    return jsonsafe.clean_text(value)[:limit]

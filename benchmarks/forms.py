@@ -1,0 +1,88 @@
+"""Hosted forms beside an empty Django view, same gunicorn, PostgreSQL and Redis (docs/interfaces.md, "Forms").
+
+Run: .venv/bin/python benchmarks/forms.py [--seconds 10] [--rounds 3] [--connections 8]
+Cases: the empty view (/healthz: the same middleware and host routing, no
+database), GET of a hosted form (its key's lookup, the automation's row, the
+page rendered with its CSRF token and signed shown time), and a form POST
+that starts a run (rate limits counted in Redis, the answers validated, a
+run and a session key committed, the task queued on commit; 303). Goal: the
+GET at 50% or more of the empty view. No worker runs: the queued runs wait.
+The limits are set high enough never to refuse, so their counting is in the
+cost but no request is refused.
+"""
+
+import argparse
+import re
+import statistics
+import subprocess
+import urllib.parse
+import urllib.request
+from http.cookiejar import CookieJar
+
+from common import bench_env, manage, start_gunicorn, wrk
+
+PORT = 8933
+SETUP = """
+from django.contrib.auth import get_user_model
+from automations import services
+user = get_user_model().objects.create_user("bench")
+fields = [{"name": "email", "type": "email", "required": True},
+          {"name": "topic", "type": "select", "options": ["sales", "support"], "required": True},
+          {"name": "note", "type": "long_text"}]
+automation = services.create_automation(owner=user, name="Bench form", enabled=True,
+    definition={"trigger": {"type": "form", "title": "Contact", "fields": fields}, "steps": []})
+print(services.form_url(automation))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=8)
+    args = parser.parse_args()
+
+    env = bench_env("flowgate_bench_forms", PORT)
+    env.update(FORM_MIN_FILL_SECONDS="0", FORM_RATE_IP="100000000/s", FORM_RATE_FORM="100000000/s")
+    subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)
+    manage(env, "migrate", "--noinput")
+    form_url = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
+    server = start_gunicorn(env, PORT)
+    try:
+        base = f"http://127.0.0.1:{PORT}"
+        form = base + urllib.parse.urlsplit(form_url).path
+        jar = CookieJar()
+        page = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar)).open(form).read().decode()
+        hidden = dict(re.findall(r'name="(csrfmiddlewaretoken|fg-shown)" value="([^"]+)"', page))
+        body = urllib.parse.urlencode({**hidden, "email": "ada@example.com", "topic": "sales"})
+        cookie = "; ".join(f"{c.name}={c.value}" for c in jar)
+        post_env = {"FORM_COOKIE": cookie, "FORM_BODY": body}
+        cases = {
+            "empty view (/healthz)": (f"{base}/healthz", None, None),
+            "GET hosted form": (form, None, None),
+            "POST hosted form (starts a run, 303)": (form, "form_post.lua", post_env),
+        }
+        results = {name: [] for name in cases}
+        for _ in range(args.rounds):  # interleaved, so drift hits every case alike
+            for name, (url, script, extra) in cases.items():
+                results[name].append(
+                    wrk(url, connections=args.connections, seconds=args.seconds, script=script, env=extra)
+                )
+    finally:
+        server.terminate()
+        server.wait()
+
+    empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
+    print(f"\n{args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
+    print("| case | req/s | p50 ms | p99 ms | vs empty view | non-2xx/3xx |")
+    print("|---|---|---|---|---|---|")
+    for name, runs in results.items():
+        rps = statistics.median(r["rps"] for r in runs)
+        p50 = statistics.median(r["p50_ms"] for r in runs)
+        p99 = statistics.median(r["p99_ms"] for r in runs)
+        errors = sum(r["errors"] for r in runs)
+        print(f"| {name} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {rps / empty:.0%} | {errors} |")
+
+
+if __name__ == "__main__":
+    main()

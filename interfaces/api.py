@@ -1,0 +1,105 @@
+"""The approval queue's JSON endpoint, for deciding by script: /moderation/api?queue={key}.
+
+It authenticates the way the page does, with the queue's key (the approval
+link's own query string): no account, no session, so no CSRF token either;
+a page of another site cannot read the key it would need. Errors have one
+shape, {"error": "..."}.
+"""
+
+from rest_framework import serializers, status
+from rest_framework.exceptions import APIException, ParseError
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from automations import jsonsafe
+from interfaces import approval_limits, approvals
+from interfaces.approval_views import OUTCOME_STATUS, client_ip
+from interfaces.approvals import ApprovalItem, Outcome
+
+OUTCOME_ERRORS = {
+    Outcome.ALREADY_DECIDED: "already decided",
+    Outcome.CLOSED: "no longer open: it expired or its run ended",
+    Outcome.NOT_FOUND: "no such item in this queue",
+}
+
+
+class StrictJSONParser(BaseParser):
+    """JSON as automations/jsonsafe.py parses it: NaN, Infinity and nesting too deep to walk are refused (400)."""
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return jsonsafe.loads(stream.read().decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            raise ParseError("the body is not JSON") from None
+
+
+class DecisionSerializer(serializers.Serializer):
+    item = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    decision = serializers.ChoiceField(choices=ApprovalItem.Decision.values)
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=approvals.COMMENT_LIMIT, default="")
+
+
+def _one_shape(exc, context):
+    """DRF's errors (a body that is not JSON, a method not allowed) as {"error": "..."}."""
+    if isinstance(exc, APIException):
+        detail = exc.detail if isinstance(exc.detail, str) else "invalid request"
+        return Response({"error": str(detail)}, status=exc.status_code)
+    return None
+
+
+class ModerationAPI(APIView):
+    """GET: the queue's pending items. POST {"item", "decision": "approved"|"rejected", "comment"}: decide one."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+    parser_classes = [StrictJSONParser]
+    renderer_classes = [JSONRenderer]
+
+    def get_exception_handler(self):
+        return _one_shape
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        self.headers = {"Cache-Control": "no-store"}
+
+    def _queue(self, request):
+        if wait := approval_limits.retry_after(request, group="approvals", rate_setting="APPROVAL_RATE_IP"):
+            response = Response({"error": "rate limit exceeded"}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+            response["Retry-After"] = str(wait)
+            return None, response
+        queue = approvals.queue_for_key(request.query_params.get("queue", ""))
+        if queue is None:
+            return None, Response({"error": "not found"}, status=status.HTTP_404_NOT_FOUND)
+        return queue, None
+
+    def get(self, request):
+        queue, refused = self._queue(request)
+        if refused:
+            return refused
+        pending, _ = approvals.items_of(queue)
+        return Response({"pending": [item.as_json() for item in pending]})
+
+    def post(self, request):
+        queue, refused = self._queue(request)
+        if refused:
+            return refused
+        serializer = DecisionSerializer(data=request.data)
+        if not serializer.is_valid():
+            return Response({"error": "invalid decision", "fields": serializer.errors}, status=400)
+        data = serializer.validated_data
+        outcome = approvals.decide(
+            queue=queue,
+            item_id=data["item"],
+            decision=data["decision"],
+            comment=data["comment"],
+            address=client_ip(request),
+        )
+        item = approvals.item_view(queue, data["item"])
+        body = {"item": item.as_json()} if item else {}
+        if outcome is not Outcome.DECIDED:
+            body = {"error": OUTCOME_ERRORS[outcome], **body}
+        return Response(body, status=OUTCOME_STATUS[outcome])

@@ -1,0 +1,74 @@
+"""Pages and JSON endpoints of interfaces: the approval queue (SPEC 4.3)."""
+
+import ipaddress
+
+from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from catalog.ratelimits import client_address
+from interfaces import approval_limits, approvals
+from interfaces.approvals import Outcome
+from interfaces.pages import unavailable
+
+OUTCOME_STATUS = {Outcome.DECIDED: 200, Outcome.ALREADY_DECIDED: 409, Outcome.CLOSED: 409, Outcome.NOT_FOUND: 404}
+PAGE_DECISIONS = {"approve": "approved", "reject": "rejected"}
+
+
+class DecisionForm(forms.Form):
+    item = forms.IntegerField(min_value=1, max_value=2**63 - 1)
+    decision = forms.ChoiceField(choices=[(name, name) for name in PAGE_DECISIONS])
+    comment = forms.CharField(required=False, max_length=approvals.COMMENT_LIMIT)
+
+
+def client_ip(request: HttpRequest) -> str | None:
+    """The client's address as the rate limits see it (TRUSTED_PROXY_COUNT), or None when it is not an address."""
+    address = client_address(request)
+    try:
+        return str(ipaddress.ip_address(address))
+    except ValueError:
+        return None
+
+
+def too_many(request: HttpRequest, retry_after: int) -> HttpResponse:
+    response = render(request, "interfaces/too_many.html", status=429)
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
+def private(response: HttpResponse) -> HttpResponse:
+    """The queue's page is the key holder's: kept out of search engines (its URL is the credential)."""
+    response["X-Robots-Tag"] = "noindex, nofollow"
+    return response
+
+
+@never_cache
+@require_http_methods(["GET", "HEAD", "POST"])
+def moderation(request: HttpRequest) -> HttpResponse:
+    """The approval queue: GET and HEAD show it (link previews and mail scanners decide nothing); a POST decides."""
+    if wait := approval_limits.retry_after(request, group="approvals", rate_setting="APPROVAL_RATE_IP"):
+        return too_many(request, wait)
+    queue = approvals.queue_for_key(request.GET.get("queue", ""))
+    if queue is None:
+        return unavailable(request)
+    notice, status = None, 200
+    if request.method == "POST":
+        form = DecisionForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            outcome = approvals.decide(
+                queue=queue,
+                item_id=data["item"],
+                decision=PAGE_DECISIONS[data["decision"]],
+                comment=data["comment"],
+                address=client_ip(request),
+            )
+            notice = {"outcome": outcome.name.lower(), "item": approvals.item_view(queue, data["item"])}
+            status = OUTCOME_STATUS[outcome]
+        else:
+            notice, status = {"outcome": "invalid", "errors": form.errors}, 400
+    pending, closed = approvals.items_of(queue)
+    context = {"pending": pending, "closed": closed, "notice": notice, "automation_name": queue.automation.name}
+    return private(render(request, "interfaces/moderation.html", context, status=status))

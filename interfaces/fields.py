@@ -1,0 +1,234 @@
+"""A form's field list (automations/form_fields.py) as a Django form: types, visible_if, prefill and validation.
+
+The same list drives the hosted form, the session page's forms and one-time
+forms. Conditions are evaluated on the server whatever the browser shows: a
+field whose visible_if does not hold is left out of the form, so it is never
+required and whatever was sent for it is ignored.
+"""
+
+import json
+import re
+from datetime import date
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy as _
+
+from automations.form_fields import LONG_TEXT_MAX, TEXT_MAX
+
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def _text_only(value) -> None:
+    """NUL and lone surrogates are no text a person typed, and no database column stores them."""
+    values = value if isinstance(value, list) else [value]
+    if any(isinstance(item, str) and _NOT_TEXT.search(item) for item in values):
+        raise ValidationError(_("This contains characters that are not text."), code="not_text")
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """One or more files in one input; the upload handler (interfaces/uploads.py) has enforced count, size and type."""
+
+    def __init__(self, *args, max_files: int = 1, **kwargs):
+        self.max_files = max_files
+        kwargs.setdefault("widget", MultipleFileInput(attrs={"multiple": max_files > 1}))
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        files = data if isinstance(data, (list, tuple)) else ([data] if data else [])
+        if not files:
+            if self.required:
+                raise ValidationError(self.error_messages["required"], code="required")
+            return []
+        if len(files) > self.max_files:
+            raise ValidationError(_("Send at most %(count)d files.") % {"count": self.max_files}, code="max_files")
+        return [super(MultipleFileField, self).clean(item, initial) for item in files]
+
+
+def options(field: dict) -> list[tuple[str, str]]:
+    found = []
+    for option in field.get("options", []):
+        if isinstance(option, str):
+            found.append((option, option))
+        else:
+            found.append((option["value"], option.get("label") or option["value"]))
+    return found
+
+
+def django_field(field: dict) -> forms.Field:
+    """The Django form field for one field of the list."""
+    kind = field["type"]
+    required = bool(field.get("required"))
+    common = {"label": field.get("label") or field["name"].replace("_", " ").capitalize(), "required": required}
+    if field.get("help"):
+        common["help_text"] = field["help"]
+    attrs = {"placeholder": field["placeholder"]} if field.get("placeholder") else {}
+    if kind in ("text", "long_text", "email"):
+        longest = TEXT_MAX if kind != "long_text" else LONG_TEXT_MAX
+        text = {
+            "max_length": field.get("max_length", longest),
+            "min_length": field.get("min_length"),
+            "validators": [_text_only],
+        }
+        if kind == "email":
+            return forms.EmailField(**{**common, **text, "max_length": 254}, widget=forms.EmailInput(attrs=attrs))
+        widget = forms.Textarea(attrs={**attrs, "rows": 5}) if kind == "long_text" else forms.TextInput(attrs=attrs)
+        return forms.CharField(**{**common, **text}, widget=widget)
+    if kind == "number":
+        validators = []
+        if "min" in field:
+            validators.append(MinValueValidator(field["min"]))
+        if "max" in field:
+            validators.append(MaxValueValidator(field["max"]))
+        numeric = forms.IntegerField if field.get("integer") else forms.FloatField  # both refuse NaN and infinity
+        widget = forms.NumberInput(attrs={**attrs, "step": "1" if field.get("integer") else "any"})
+        return numeric(**common, validators=validators, widget=widget)
+    if kind == "select":
+        if field.get("multiple"):
+            return forms.MultipleChoiceField(**common, choices=options(field), widget=forms.CheckboxSelectMultiple)
+        choices = options(field) if required else [("", "—"), *options(field)]
+        return forms.ChoiceField(**common, choices=choices)
+    if kind == "checkbox":
+        return forms.BooleanField(**common)
+    if kind == "date":
+        return forms.DateField(**common, input_formats=["%Y-%m-%d"], widget=forms.DateInput(attrs={"type": "date"}))
+    if kind == "hidden":
+        return forms.CharField(
+            **common | {"required": False},
+            max_length=TEXT_MAX,
+            validators=[_text_only],
+            widget=forms.HiddenInput,
+            strip=False,
+        )
+    if kind == "file":
+        return MultipleFileField(**common, max_files=field.get("max_files", 1))
+    raise ValueError(f"no such field type: {kind}")
+
+
+def holds(condition: dict, value) -> bool:
+    """Whether a visible_if condition holds for the value its field was given (None when that field is hidden)."""
+    if "is_set" in condition:
+        return _is_set(value) == condition["is_set"]
+    if "equals" in condition:
+        return _same(value, condition["equals"])
+    if "not_equals" in condition:
+        return not _same(value, condition["not_equals"])
+    return any(_same(value, wanted) for wanted in condition["in"])
+
+
+def _is_set(value) -> bool:
+    return value not in (None, "", [], False)
+
+
+def _same(value, wanted) -> bool:
+    if isinstance(value, list):  # several options chosen: the condition holds when one of them is it
+        return any(_same(item, wanted) for item in value)
+    if isinstance(value, bool) or isinstance(wanted, bool):
+        return value is wanted or str(value).lower() == str(wanted).lower()
+    if isinstance(value, (int, float)) and not isinstance(wanted, str):
+        return value == wanted
+    return str(value if value is not None else "") == str(wanted)
+
+
+class FieldForm(forms.Form):
+    """A form of a field list. Every field is rendered (a small script shows and hides them as answers change);
+    those whose visible_if does not hold for the data given are never required and their values are dropped."""
+
+    def __init__(self, fields: list, data=None, files=None, *, prefill=None):
+        initial = _initial(fields, prefill)
+        super().__init__(data, files, initial=initial)
+        self.definition = fields
+        self.visible = visible_fields(fields, data if data is not None else initial)
+        for field in fields:
+            self.fields[field["name"]] = django_field(field) if field["name"] in self.visible else _optional(field)
+        self.conditions = {f["name"]: f["visible_if"] for f in fields if f.get("visible_if")}
+
+    def full_clean(self):
+        super().full_clean()
+        if not self.is_bound:
+            return
+        for name in self.fields:
+            if name not in self.visible:
+                self.cleaned_data.pop(name, None)
+                self._errors.pop(name, None)
+
+    def answers(self) -> dict:
+        """The cleaned answers of the visible fields, JSON-ready (dates as ISO text); files for the caller to store."""
+        return {
+            name: value.isoformat() if isinstance(value, date) else value for name, value in self.cleaned_data.items()
+        }
+
+    def render(self, template_name=None, context=None, renderer=None):
+        """The fields as templates/interfaces/_fields.html lays them out (a project template, not a form renderer's)."""
+        if template_name is not None:  # a label or an error list, as Django's own templates lay them out
+            return super().render(template_name, context, renderer)
+        return render_to_string("interfaces/_fields.html", {"form": self, **(context or {})})
+
+    __str__ = __html__ = render
+
+    def rows(self):
+        """(bound field, its visible_if as JSON or "", shown) for the template."""
+        for name, bound in self._bound_items():
+            condition = self.conditions.get(name)
+            yield bound, json.dumps(condition) if condition else "", name in self.visible
+
+
+def _optional(field: dict) -> forms.Field:
+    return django_field({**field, "required": False})
+
+
+def visible_fields(fields: list, data) -> set[str]:
+    """The names of the fields shown for this data, in order: a field whose condition's field is hidden is hidden."""
+    shown: set[str] = set()
+    values: dict = {}
+    for field in fields:
+        condition = field.get("visible_if")
+        if condition is not None and not holds(condition, values.get(condition["field"])):
+            continue
+        shown.add(field["name"])
+        values[field["name"]] = _value(field, data)
+    return shown
+
+
+def _value(field: dict, data):
+    """A field's value as its condition sees it: cleaned when it is valid, None when it is not."""
+    if field["type"] == "file":
+        return None
+    if data is None:
+        return None
+    raw = _raw(field, data)
+    try:
+        return django_field({**field, "required": False}).clean(raw)
+    except ValidationError:
+        return None
+
+
+def _raw(field: dict, data):
+    name = field["name"]
+    if field["type"] == "select" and field.get("multiple"):
+        return data.getlist(name) if hasattr(data, "getlist") else data.get(name) or []
+    return data.get(name)
+
+
+def _initial(fields: list, prefill) -> dict:
+    """Defaults, then what the address's query string says for the fields that may be prefilled."""
+    initial = {}
+    for field in fields:
+        name, kind = field["name"], field["type"]
+        if "default" in field:
+            initial[name] = field["default"]
+        if prefill is None or kind == "file" or not field.get("prefill", True) or name not in prefill:
+            continue
+        if kind == "select" and field.get("multiple"):
+            initial[name] = [item for item in prefill.getlist(name) if not _NOT_TEXT.search(item)]
+        else:
+            value = prefill.get(name, "")
+            if not _NOT_TEXT.search(value):
+                initial[name] = value[:TEXT_MAX] if kind != "long_text" else value[:LONG_TEXT_MAX]
+    return initial

@@ -1,0 +1,162 @@
+"""The approval step: it puts an item in the automation's queue and waits; the decision is its output."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from automations import definition, runs
+from automations.models import LookupRow, Run
+from interfaces import approvals
+from interfaces.models import ApprovalItem, ApprovalQueue
+from interfaces.tests.conftest import ASK_THEN_RECORD, deliver, steps_with
+from publickeys.models import PublicKey
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_puts_an_item_with_its_filled_title_text_and_details_in_the_queue_and_waits(waiting_run):
+    item = ApprovalItem.objects.get()
+    assert (item.title, item.text) == ("Refund order 7", "Customer Ada asks for 30 EUR.")
+    assert item.details == {"order": 7}
+    assert item.run == waiting_run and item.queue.automation == waiting_run.automation
+    assert waiting_run.status == Run.Status.WAITING and waiting_run.resume_at is None
+    assert waiting_run.waiting_for["kind"] == "approval" and waiting_run.waiting_for["step"] == "ask"
+    assert waiting_run.waiting_for["item_id"] == item.pk
+    assert not LookupRow.objects.exists()
+
+
+def test_waiting_for_keeps_the_queue_keys_id_never_the_key(waiting_run):
+    key = PublicKey.objects.get(purpose=PublicKey.Purpose.APPROVAL_QUEUE)
+    assert waiting_run.waiting_for["public_key_id"] == key.pk
+    url = approvals.approval_url(ApprovalQueue.objects.get())
+    secret = url.split("queue=", 1)[1]
+    assert secret not in str(waiting_run.waiting_for) and secret not in str(waiting_run.steps)
+
+
+def test_one_queue_and_one_link_serve_every_run_of_the_automation(approval_automation):
+    deliver(approval_automation, b'{"order": 1}')
+    deliver(approval_automation, b'{"order": 2}')
+    assert ApprovalQueue.objects.count() == 1
+    assert PublicKey.objects.filter(purpose=PublicKey.Purpose.APPROVAL_QUEUE).count() == 1
+    assert ApprovalItem.objects.count() == 2
+
+
+@pytest.mark.parametrize("decision", ["approved", "rejected"])
+def test_the_run_goes_on_with_the_decision_as_the_steps_output_and_a_rejection_is_no_failure(
+    waiting_run, decision, eager_tasks, django_capture_on_commit_callbacks
+):
+    queue = ApprovalQueue.objects.get()
+    item = ApprovalItem.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = approvals.decide(queue=queue, item_id=item.pk, decision=decision, comment="ok", address="192.0.2.1")
+    assert outcome is approvals.Outcome.DECIDED
+    waiting_run.refresh_from_db()
+    assert waiting_run.status == Run.Status.SUCCEEDED
+    output = waiting_run.steps[0]["output"]
+    assert output["decision"] == decision and output["comment"] == "ok" and output["item_id"] == item.pk
+    assert output["decided_at"]
+    assert LookupRow.objects.get().data == {"order": 7, "decision": decision}
+
+
+def test_a_condition_step_can_branch_on_a_rejection(make_automation, eager_tasks, django_capture_on_commit_callbacks):
+    only_approved = {
+        "id": "only_approved",
+        "kind": "condition",
+        "all": [{"left": "{{steps.ask.decision}}", "op": "equals", "right": "approved"}],
+    }
+    run = deliver(make_automation([ASK_THEN_RECORD[0], only_approved, ASK_THEN_RECORD[1]]))
+    item = ApprovalItem.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        approvals.decide(queue=item.queue, item_id=item.pk, decision="rejected", comment="", address=None)
+    run.refresh_from_db()
+    assert run.status == Run.Status.STOPPED
+    assert not LookupRow.objects.exists()
+
+
+def test_hostile_text_in_the_trigger_is_stored_cleaned(approval_automation):
+    deliver(approval_automation, b'{"order": "a\\u0000b\\ud800", "customer": "x"}')
+    item = ApprovalItem.objects.get()
+    assert item.title == "Refund order a\ufffdb\ufffd"
+
+
+def test_a_long_title_is_cut_to_what_the_queue_shows(make_automation):
+    deliver(make_automation(steps_with(title="{{trigger.body.order}}")), ('{"order": "%s"}' % ("x" * 500)).encode())
+    assert ApprovalItem.objects.get().title == "x" * 200
+
+
+def test_the_definition_refuses_an_approval_without_a_title_or_with_a_bad_expiry():
+    document = {"trigger": {"type": "webhook"}, "steps": [{"id": "ask", "kind": "approval", "text": "?"}]}
+    assert any("title" in error for error in definition.errors(document))
+    document["steps"][0].update(title="t", expires_after=-1)
+    assert any("expires_after" in error for error in definition.errors(document))
+    document["steps"][0].update(expires_after=60, on_expiry="maybe")
+    assert definition.errors(document)
+    document["steps"][0].update(on_expiry={"continue_with": {"decision": "rejected"}})
+    assert definition.errors(document) == []
+
+
+def test_an_item_with_an_expiry_carries_it_and_the_run_is_due_then(make_automation):
+    run = deliver(make_automation(steps_with(expires_after=600)))
+    item = ApprovalItem.objects.get()
+    assert abs(item.expires_at - run.resume_at) < timedelta(seconds=1)
+    assert timedelta(seconds=590) < run.resume_at - timezone.now() <= timedelta(seconds=600)
+    assert run.waiting_for["expires_at"] == run.resume_at.isoformat()
+
+
+@pytest.mark.parametrize(
+    ("on_expiry", "status", "output"),
+    [
+        ("fail", Run.Status.FAILED, None),
+        ({"continue_with": {"decision": "rejected", "comment": "timed out"}}, Run.Status.SUCCEEDED, "rejected"),
+    ],
+)
+def test_an_item_nobody_decided_in_time_does_what_on_expiry_says_and_is_no_longer_pending(
+    make_automation, on_expiry, status, output
+):
+    run = deliver(make_automation(steps_with(expires_after=600, on_expiry=on_expiry)))
+    Run.objects.filter(pk=run.pk).update(resume_at=timezone.now() - timedelta(seconds=1))
+    ApprovalItem.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert runs.resume(run.pk) is True
+    run.refresh_from_db()
+    assert run.status == status
+    if output:
+        assert run.steps[0]["output"]["decision"] == output
+    else:
+        assert "expired" in run.error
+    item = ApprovalItem.objects.get()
+    pending, closed = approvals.items_of(item.queue)
+    assert pending == [] and [view.state for view in closed] == ["expired"]
+    outcome = approvals.decide(queue=item.queue, item_id=item.pk, decision="approved", comment="", address=None)
+    assert outcome is approvals.Outcome.CLOSED
+
+
+def test_execution_history_shows_what_a_run_waits_for_its_link_and_when_it_expires(staff_client, make_automation):
+    run = deliver(make_automation(steps_with(expires_after=600)))
+    url = approvals.approval_url(ApprovalQueue.objects.get())
+    listing = staff_client.get("/admin/automations/run/?waiting=person").content.decode()
+    assert f"waiting: step ask (approval): Refund order 7, expires at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC" in listing
+    page = staff_client.get(f"/admin/automations/run/{run.pk}/change/").content.decode()
+    assert f'href="{url}"' in page
+    assert staff_client.get("/admin/automations/run/?waiting=time").context["cl"].result_count == 0
+    assert staff_client.get("/admin/automations/run/?waiting=any").context["cl"].result_count == 1
+
+
+def test_an_item_without_expiry_waits_until_answered_in_execution_history(staff_client, waiting_run):
+    listing = staff_client.get("/admin/automations/run/?waiting=any").content.decode()
+    assert "waiting: step ask (approval): Refund order 7, until answered" in listing
+
+
+def test_the_approval_queue_admin_shows_the_link_and_the_items(staff_client, waiting_run):
+    queue = ApprovalQueue.objects.get()
+    page = staff_client.get(f"/admin/interfaces/approvalqueue/{queue.pk}/change/").content.decode()
+    assert approvals.approval_url(queue) in page and "Refund order 7" in page
+
+
+def test_beats_sweeper_resumes_an_item_past_its_expiry(make_automation, eager_tasks):
+    run = deliver(make_automation(steps_with(expires_after=600)))
+    assert runs.sweep() == 0  # not due: its expiry is ten minutes away
+    Run.objects.filter(pk=run.pk).update(resume_at=timezone.now() - timedelta(seconds=1))
+    assert runs.sweep() == 1
+    run.refresh_from_db()
+    assert run.status == Run.Status.FAILED and "expired" in run.error

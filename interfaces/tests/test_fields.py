@@ -1,0 +1,175 @@
+"""The field engine: a field list as a Django form, its conditions on the server, prefill, validation, hostile input."""
+
+import math
+
+import pytest
+from django.http import QueryDict
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from automations import definition, form_fields
+from interfaces.fields import FieldForm
+
+EVERY_TYPE = [
+    {"name": "name", "type": "text", "required": True, "max_length": 20},
+    {"name": "story", "type": "long_text"},
+    {"name": "email", "type": "email", "required": True},
+    {"name": "age", "type": "number", "min": 0, "max": 130, "integer": True},
+    {"name": "plan", "type": "select", "options": ["free", {"value": "pro", "label": "Pro plan"}], "required": True},
+    {"name": "tags", "type": "select", "multiple": True, "options": ["a", "b", "c"]},
+    {"name": "agree", "type": "checkbox", "required": True},
+    {"name": "start", "type": "date"},
+    {"name": "source", "type": "hidden"},
+    {"name": "cv", "type": "file", "max_files": 2},
+]
+
+CONDITIONAL = [
+    {"name": "contact", "type": "select", "options": ["email", "phone"], "required": True},
+    {"name": "phone", "type": "text", "required": True, "visible_if": {"field": "contact", "equals": "phone"}},
+    {"name": "when", "type": "text", "required": True, "visible_if": {"field": "phone", "is_set": True}},
+]
+
+
+def post(**values) -> QueryDict:
+    data = QueryDict(mutable=True)
+    for name, value in values.items():
+        data.setlist(name, value if isinstance(value, list) else [value])
+    return data
+
+
+def test_a_valid_submission_gives_typed_answers_of_every_type():
+    form = FieldForm(
+        EVERY_TYPE,
+        post(
+            name="Ada",
+            email="ada@example.com",
+            age="36",
+            plan="pro",
+            tags=["a", "c"],
+            agree="on",
+            start="2026-12-01",
+            source="ad",
+        ),
+    )
+    assert form.is_valid(), form.errors
+    answers = form.answers()
+    assert answers["age"] == 36 and answers["tags"] == ["a", "c"] and answers["agree"] is True
+    assert answers["start"] == "2026-12-01" and answers["plan"] == "pro" and answers["source"] == "ad"
+    assert answers["cv"] == []
+
+
+def test_each_invalid_field_gets_its_own_message_and_every_value_is_kept():
+    data = post(name="x" * 21, email="not-an-email", age="131", plan="gold", start="01/12/2026", story="kept")
+    form = FieldForm(EVERY_TYPE, data)
+    assert not form.is_valid()
+    assert set(form.errors) == {"name", "email", "age", "plan", "agree", "start"}
+    html = form.render()
+    assert 'value="not-an-email"' in html and "kept</textarea>" in html and 'value="131"' in html
+    assert html.count('class="field__error"') == 6
+
+
+def test_a_field_whose_condition_does_not_hold_is_never_required_and_its_value_is_dropped():
+    form = FieldForm(CONDITIONAL, post(contact="email", phone="+1 555", when=""))
+    assert form.is_valid(), form.errors
+    assert form.answers() == {"contact": "email"}
+
+
+def test_a_field_whose_condition_holds_is_required():
+    form = FieldForm(CONDITIONAL, post(contact="phone"))
+    assert not form.is_valid()
+    assert set(form.errors) == {"phone"}  # "when" hangs on phone, which is empty: hidden
+    assert FieldForm(CONDITIONAL, post(contact="phone", phone="1", when="now")).is_valid()
+
+
+def test_hidden_fields_are_rendered_hidden_with_their_condition_for_the_script():
+    html = FieldForm(CONDITIONAL).render()
+    assert html.count(" hidden>") == 2
+    assert "data-visible-if=" in html and "&quot;equals&quot;: &quot;phone&quot;" in html
+
+
+def test_the_query_string_prefills_fields_and_hidden_fields_but_not_files_or_fields_that_refuse_it():
+    fields = [
+        {"name": "email", "type": "email"},
+        {"name": "ref", "type": "hidden"},
+        {"name": "secret", "type": "text", "prefill": False},
+        {"name": "tags", "type": "select", "multiple": True, "options": ["a", "b", "c"]},
+    ]
+    form = FieldForm(fields, prefill=QueryDict("email=a@b.example&ref=news&secret=x&tags=a&tags=c&other=1"))
+    html = form.render()
+    assert 'value="a@b.example"' in html and 'value="news"' in html and 'value="x"' not in html
+    assert html.count("checked") == 2
+
+
+def test_a_prefill_holding_nul_or_a_lone_surrogate_is_ignored():
+    form = FieldForm([{"name": "ref", "type": "hidden"}], prefill={"ref": "a\x00b"})
+    assert form.initial == {}
+
+
+@pytest.mark.parametrize("value", ["NaN", "nan", "inf", "-Infinity", "1e999"])
+def test_a_number_that_is_not_finite_is_refused(value):
+    form = FieldForm([{"name": "n", "type": "number"}], post(n=value))
+    assert not form.is_valid() and "n" in form.errors
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "\ud800", "x\udfffy"])
+def test_text_holding_nul_or_a_lone_surrogate_is_refused_beside_its_field(value):
+    for kind in ("text", "long_text", "hidden"):
+        form = FieldForm([{"name": "t", "type": kind}], post(t=value))
+        assert not form.is_valid() and "t" in form.errors
+
+
+HOSTILE_TEXT = st.one_of(
+    st.text(max_size=50),
+    st.text(alphabet=st.sampled_from(["\x00", "\ud800", "\udfff", "a", "\u202e", "é", "\n"]), max_size=50),
+    st.just("x" * 200_000),
+    st.sampled_from(["NaN", "Infinity", "-inf", "1e999", "0x10", "1_000", " 12 ", "٣", "2026-02-30", "--"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.dictionaries(st.sampled_from([f["name"] for f in EVERY_TYPE]), HOSTILE_TEXT))
+def test_any_hostile_submission_is_valid_or_refused_never_an_exception_and_valid_answers_are_storable(values):
+    form = FieldForm(EVERY_TYPE, post(**values))
+    if form.is_valid():
+        answers = form.answers()
+        for value in answers.values():
+            if isinstance(value, str):
+                assert "\x00" not in value and not any("\ud800" <= ch <= "\udfff" for ch in value)
+            if isinstance(value, float):
+                assert math.isfinite(value)
+    else:
+        assert set(form.errors) <= {f["name"] for f in EVERY_TYPE}
+    form.render()
+
+
+@settings(max_examples=200, deadline=None)
+@given(fields=st.lists(st.fixed_dictionaries({"name": st.text(max_size=5), "type": st.text(max_size=8)}), max_size=4))
+def test_any_field_list_is_valid_or_refused_with_paths(fields):
+    problems = definition.errors(
+        {"trigger": {"type": "webhook"}, "steps": [{"id": "ask", "kind": "form", "fields": fields}]}
+    )
+    assert all(problem.startswith("$.steps[0]") for problem in problems)
+
+
+def test_a_form_trigger_s_field_errors_name_their_path_in_the_definition():
+    fields = [{"name": "a", "type": "text"}, {"name": "a", "type": "checkbox", "accept": [".pdf"]}]
+    assert definition.errors({"trigger": {"type": "form", "fields": fields}, "steps": []}) == [
+        "$.trigger.fields[1].name: 'a' is the name of an earlier field",
+        "$.trigger.fields[1].accept: accept does not apply to a checkbox field",
+    ]
+    assert definition.errors({"trigger": {"type": "form", "fields": [{"name": "A", "type": "text"}]}, "steps": []}) == [
+        "$.trigger.fields[0].name: 'A' does not match '^[a-z][a-z0-9_]{0,39}$'"
+    ]
+
+
+def test_field_list_errors_name_their_path():
+    fields = [
+        {"name": "a", "type": "text"},
+        {"name": "a", "type": "select"},
+        {"name": "b", "type": "text", "options": ["x"], "visible_if": {"field": "later", "equals": "1"}},
+    ]
+    assert form_fields.errors(fields) == [
+        ((1, "name"), "'a' is the name of an earlier field"),
+        ((2, "options"), "options does not apply to a text field"),
+        ((2, "visible_if", "field"), "'later' names no earlier field"),
+    ]

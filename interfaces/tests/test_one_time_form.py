@@ -1,0 +1,144 @@
+"""One-time forms /form/s/{key}: GET and HEAD never use the link up, the first valid POST does, and every link that
+does not work (used, expired, of an ended run, never issued) shows the same unavailable page."""
+
+import re
+
+import pytest
+from django.core import mail
+
+from automations import runs
+from automations.models import Run
+from publickeys.models import PublicKey
+
+pytestmark = pytest.mark.django_db
+
+ASK = {
+    "id": "ask",
+    "kind": "form",
+    "title": "Approve the refund?",
+    "email": "boss@example.com",
+    "fields": [{"name": "amount", "type": "number", "min": 0, "required": True}],
+}
+AFTER = {"id": "after", "kind": "set_values", "values": {"refund": "{{steps.ask.amount}}"}}
+
+
+def page(response) -> bytes:
+    return re.sub(rb'name="csrfmiddlewaretoken" value="[^"]+"', b"", response.content)
+
+
+@pytest.fixture
+def start(make_automation, eager_tasks, django_capture_on_commit_callbacks):
+    """Run an automation with these steps (a webhook run, in a worker) until it waits; returns the run."""
+
+    def run_until_wait(steps=(ASK, AFTER)):
+        automation = make_automation(list(steps))
+        with django_capture_on_commit_callbacks(execute=True):
+            run = runs.queue(automation=automation, trigger={"body": {}}, source="webhook")
+        run.refresh_from_db()
+        return run
+
+    return run_until_wait
+
+
+def link_path(message) -> str:
+    return re.search(r"https?://[^/\s]+(/form/s/\S+)", message.body).group(1)
+
+
+@pytest.fixture
+def link(start):
+    start()
+    return link_path(mail.outbox[-1])
+
+
+def test_the_step_mails_a_one_time_link_and_history_shows_the_wait_without_the_key(start):
+    run = start()
+    assert run.status == "waiting" and run.waiting_for["to"] == "link"
+    assert run.waiting_for["email"] == "boss@example.com" and run.waiting_for["public_key_id"]
+    message = mail.outbox[0]
+    assert message.to == ["boss@example.com"] and "Approve the refund?" in message.subject
+    key = link_path(message).rsplit("/", 1)[1]
+    assert key not in str(run.waiting_for)
+
+
+def test_get_and_head_show_the_form_and_never_use_the_link_up(client, link):
+    for _ in range(2):
+        response = client.get(link)
+        assert response.status_code == 200 and b"Approve the refund?" in response.content
+    assert client.head(link).status_code == 200
+    assert Run.objects.get().status == "waiting"
+    assert PublicKey.objects.get(purpose="one_time_form").retired_at is None
+
+
+def test_an_invalid_post_shows_the_messages_and_keeps_the_link(client, link):
+    response = client.post(link, {"amount": "-5"})
+    assert response.status_code == 400 and b'value="-5"' in response.content
+    assert client.get(link).status_code == 200
+
+
+def test_the_first_valid_post_answers_the_run_and_the_link_then_shows_the_unavailable_page(
+    client, link, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(link, {"amount": "12.5"})
+    assert response.status_code == 200 and b"Thank you" in response.content
+    run = Run.objects.get()
+    assert run.status == "succeeded" and run.steps[1]["output"] == {"refund": 12.5}
+    for again in (client.get(link), client.post(link, {"amount": "1"})):
+        assert again.status_code == 404 and b"This form is not available" in again.content
+
+
+def test_a_used_an_expired_an_ended_and_a_never_issued_link_answer_alike(
+    client, start, django_capture_on_commit_callbacks
+):
+    start()
+    used = link_path(mail.outbox[-1])
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(used, {"amount": "1"})
+    start([{**ASK, "expires_after": 0.001}, AFTER])
+    expired = link_path(mail.outbox[-1])
+    run = start()
+    ended = link_path(mail.outbox[-1])
+    Run.objects.filter(pk=run.pk).update(status="failed", waiting_for=None)  # as Reset or a failure ends it
+    never = "/form/s/" + "A" * 32
+    answers = [client.get(path) for path in (used, expired, ended, never)]
+    assert {response.status_code for response in answers} == {404}
+    assert len({page(response) for response in answers}) == 1
+    assert len({tuple(sorted(response.headers.items())) for response in answers}) == 1
+
+
+def test_a_link_of_an_earlier_wait_of_the_same_run_does_not_work(client, start, django_capture_on_commit_callbacks):
+    start([ASK, {**ASK, "id": "again", "title": "And again?"}])
+    first = link_path(mail.outbox[-1])
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(first, {"amount": "1"})
+    second = link_path(mail.outbox[-1])
+    assert second != first and b"And again?" in client.get(second).content
+    assert client.get(first).status_code == 404
+
+
+def test_a_form_step_without_an_email_shows_its_link_in_execution_history(start, staff_client):
+    run = start([NO_EMAIL])
+    assert not mail.outbox and run.waiting_for["to"] == "link"
+    page_html = staff_client.get(f"/admin/automations/run/{run.pk}/change/").content.decode()
+    assert re.search(r"one-time form: <a href=\"http://[^\"]+/form/s/[\w-]{20,}\"", page_html)
+
+
+NO_EMAIL = {name: value for name, value in ASK.items() if name != "email"}
+
+
+def test_a_step_for_the_session_visitor_fails_when_no_hosted_form_started_the_run(start):
+    run = start([{**NO_EMAIL, "to": "session"}])
+    assert run.status == "failed" and "this run has no form session" in run.error
+
+
+def test_the_step_s_settings_are_checked_with_their_paths():
+    from automations import definition
+
+    step = {**ASK, "to": "session"}
+    assert definition.errors({"trigger": {"type": "webhook"}, "steps": [step]}) == [
+        "$.steps[0].email: a form for the session visitor is not mailed; use to: link"
+    ]
+    step = {"id": "ask", "kind": "form", "fields": [{"name": "a", "type": "file", "min": 1}], "expires_after": 0}
+    assert definition.errors({"trigger": {"type": "webhook"}, "steps": [step]}) == [
+        "$.steps[0].expires_after: 0 is less than or equal to the minimum of 0"
+    ]

@@ -1,0 +1,116 @@
+"""Files sent with a form: count, size and type enforced while the body streams, then kept with Django's storage API.
+
+A file past its field's limits is skipped as soon as it passes them (its
+bytes are read and dropped, so that the form's other answers still arrive
+and are shown again), and a body whose files together pass every field's
+limits stops being read at once. What was refused is shown beside its field.
+"""
+
+import uuid
+from fnmatch import fnmatch
+
+from django.conf import settings
+from django.core.exceptions import SuspiciousFileOperation
+from django.core.files.storage import default_storage
+from django.core.files.uploadhandler import SkipFile, StopUpload, TemporaryFileUploadHandler
+from django.urls import reverse
+from django.utils.text import get_valid_filename
+from django.utils.translation import gettext as _
+
+from automations import jsonsafe
+from interfaces.models import FormFile
+
+
+def limits_of(fields: list) -> dict[str, dict]:
+    """Each file field's limits: how many files, how many bytes each (capped by FORM_FILE_MAX_BYTES), which types."""
+    return {
+        field["name"]: {
+            "max_files": field.get("max_files", 1),
+            "max_bytes": min(field.get("max_bytes", settings.FORM_FILE_MAX_BYTES), settings.FORM_FILE_MAX_BYTES),
+            "accept": field.get("accept", []),
+        }
+        for field in fields
+        if field["type"] == "file"
+    }
+
+
+def accepted(name: str, content_type: str, accept: list) -> bool:
+    if not accept:
+        return True
+    lowered = name.lower()
+    return any(
+        lowered.endswith(rule.lower()) if rule.startswith(".") else fnmatch(content_type.lower(), rule)
+        for rule in accept
+    )
+
+
+class LimitedUploadHandler(TemporaryFileUploadHandler):
+    """Django's upload handler to disk, that refuses a file past its field's limits as the bytes arrive."""
+
+    def __init__(self, request, limits: dict[str, dict]):
+        super().__init__(request)
+        self.limits = limits
+        self.counts: dict[str, int] = {}
+        self.refused: dict[str, str] = {}  # field name: why, shown beside the field
+        self.total = 0
+        self.cap = sum(limit["max_files"] * limit["max_bytes"] for limit in limits.values())
+
+    def new_file(self, field_name, file_name, content_type, content_length, charset=None, content_type_extra=None):
+        limit = self.limits.get(field_name)
+        if limit is None:
+            raise SkipFile()  # no file field of that name: nothing of it is kept
+        self.counts[field_name] = self.counts.get(field_name, 0) + 1
+        if self.counts[field_name] > limit["max_files"]:
+            self._refuse(field_name, _("Send at most %(count)d files.") % {"count": limit["max_files"]})
+        if not accepted(file_name, content_type or "", limit["accept"]):
+            self._refuse(field_name, _("This type of file is not accepted here."))
+        if content_length is not None and content_length > limit["max_bytes"]:
+            self._refuse(field_name, _too_large(limit))
+        self.size = 0
+        super().new_file(field_name, file_name, content_type, content_length, charset, content_type_extra)
+
+    def receive_data_chunk(self, raw_data, start):
+        self.size += len(raw_data)
+        self.total += len(raw_data)
+        limit = self.limits[self.field_name]
+        if self.total > self.cap:
+            self.refused.setdefault(self.field_name, _too_large(limit))
+            raise StopUpload(connection_reset=True)  # more than every file together may hold: read no further
+        if self.size > limit["max_bytes"]:
+            self._refuse(self.field_name, _too_large(limit))
+        return super().receive_data_chunk(raw_data, start)
+
+    def _refuse(self, field_name: str, message: str):
+        self.refused.setdefault(field_name, message)
+        raise SkipFile()
+
+
+def _too_large(limit: dict) -> str:
+    return _("Each file may be at most %(size)s.") % {"size": _human(limit["max_bytes"])}
+
+
+def _human(size: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:g} {unit}" if unit == "bytes" else f"{size:.1f} {unit}".replace(".0 ", " ")
+        size /= 1024
+    return str(size)
+
+
+def store(*, automation, field: str, files: list) -> list[dict]:
+    """Keep each file with the storage API; what steps get of each: name, size, type and a link only the owner opens."""
+    kept = []
+    for upload in files:
+        name = jsonsafe.clean_text(upload.name or "file")[:255]
+        try:
+            safe = get_valid_filename(name)[:100]
+        except SuspiciousFileOperation:
+            safe = "file"
+        content_type = jsonsafe.clean_text(upload.content_type or "application/octet-stream")[:255]
+        path = default_storage.save(f"forms/{automation.pk}/{uuid.uuid4().hex}/{safe}", upload)
+        row = FormFile.objects.create(
+            automation=automation, field=field, name=name, size=upload.size, content_type=content_type, path=path
+        )
+        url = settings.BASE_URL + reverse("form-file", args=[row.pk])
+        kept.append({"name": name, "size": upload.size, "type": content_type, "url": url})
+    return kept

@@ -1,0 +1,210 @@
+"""Form pages: hosted forms (/form/{key}), form session pages (/form/run/{key}), one-time forms (/form/s/{key}).
+
+Each page looks its key up first and answers a miss with the one
+unavailable page. A POST is counted against the form's limits before its
+body is read, and its files are limited while they stream: those views are
+csrf_exempt only so that the upload handler is in place before the CSRF
+check reads the body; csrf_protect then checks it (Django's documented way).
+Every redirect is a relative URL, so that the pages work behind a proxy that
+serves them under another host or path.
+"""
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.utils.translation import get_language
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_http_methods
+
+from automations.models import Run
+from config import process_cache
+from interfaces import ratelimits, selectors, services, spam, uploads
+from interfaces.fields import FieldForm
+from interfaces.models import FormFile
+from interfaces.pages import unavailable
+
+LOGIN_URL = "/login"
+# A hosted form's blank fields, rendered once per process, language and version of the automation: rendering
+# fields costs most of a form's GET (benchmarks/RESULTS.md). Only what every visitor sees alike is kept.
+_blank_fields = process_cache.named("blank-form-fields", max_size=1000, seconds=300)
+SESSION_REFRESH_SECONDS = 2
+
+
+def see_other(location: str) -> HttpResponse:
+    response = HttpResponseRedirect(location)
+    response.status_code = 303
+    return response
+
+
+@never_cache
+@csrf_exempt
+@require_http_methods(["GET", "HEAD", "POST"])
+def hosted_form(request, key: str):
+    automation = selectors.form_automation(key)
+    white_label_owner = getattr(request, "white_label_owner_id", None)
+    if automation is None or white_label_owner not in (None, automation.owner_id):
+        return unavailable(request)  # on a white-label domain, another account's key is as one never issued
+    trigger = automation.definition["trigger"]
+    if trigger.get("require_sign_in") and not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path(), LOGIN_URL)
+    if not automation.enabled:
+        return render(request, "interfaces/form_closed.html", {"title": trigger.get("title", "")}, status=503)
+    scope = f"form-{automation.pk}"
+    if request.method != "POST":
+        if not request.GET:  # the blank form is the same for every visitor: rendered once per process
+            blank = (automation.pk, automation.updated_at, get_language())
+            return _form_page(request, trigger, None, scope, blank=blank)
+        return _form_page(request, trigger, FieldForm(trigger["fields"], prefill=request.GET), scope)
+    if wait := ratelimits.retry_after(request, scope=str(automation.pk), limits=trigger.get("limits", {})):
+        return _too_many(request, wait)
+    handler = uploads.LimitedUploadHandler(request, uploads.limits_of(trigger["fields"]))
+    request.upload_handlers = [handler]
+    return csrf_protect(_submit_hosted)(request, automation, handler, scope)
+
+
+def _submit_hosted(request, automation, handler, scope):
+    trigger = automation.definition["trigger"]
+    if spam.is_honeypot_hit(request.POST):
+        return render(request, "interfaces/form_refused.html", status=400)
+    form = FieldForm(trigger["fields"], request.POST, request.FILES)
+    if not _valid(form, handler):
+        return _form_page(request, trigger, form, scope, status=400)
+    if spam.filled_too_fast(request.POST, scope):
+        return _form_page(request, trigger, form, scope, status=400, too_fast=True)
+    answers = services.answers_with_files(automation=automation, form=form)
+    session_key = services.submit_form(automation=automation, answers=answers, user=request.user)
+    if getattr(request, "white_label_owner_id", None) is not None:
+        # A white-label domain serves the hosted form alone: the session page is on the service's host.
+        return see_other(f"{settings.BASE_URL}/form/run/{session_key}")
+    return see_other(f"run/{session_key}")  # /form/{key} -> /form/run/{session key}
+
+
+@never_cache
+@csrf_exempt
+@require_http_methods(["GET", "HEAD", "POST"])
+def session_page(request, key: str):
+    run = selectors.session_run(key)
+    if run is None:
+        return unavailable(request)
+    waiting_for = selectors.waiting_form(run, to="session")
+    if request.method == "POST":
+        if waiting_for is None:
+            return see_other(key)  # nothing to answer now: show where the run is
+        if wait := ratelimits.retry_after(request, scope=f"session-{run.automation_id}", limits={}):
+            return _too_many(request, wait)
+        handler = uploads.LimitedUploadHandler(request, uploads.limits_of(waiting_for["form"]["fields"]))
+        request.upload_handlers = [handler]
+        return csrf_protect(_submit_session)(request, key, run, waiting_for, handler)
+    if waiting_for is not None:
+        return _form_page(
+            request, waiting_for["form"], FieldForm(waiting_for["form"]["fields"]), None, step=waiting_for
+        )
+    return _session_state(request, run)
+
+
+def _submit_session(request, key, run, waiting_for, handler):
+    if request.POST.get("fg-step") != waiting_for["step"]:
+        return see_other(key)  # a form of an earlier step, sent from an old tab: show where the run is now
+    form = FieldForm(waiting_for["form"]["fields"], request.POST, request.FILES)
+    if not _valid(form, handler):
+        return _form_page(request, waiting_for["form"], form, None, status=400, step=waiting_for)
+    answers = services.answers_with_files(automation=run.automation, form=form)
+    services.answer_session_form(run=run, step=waiting_for["step"], answers=answers)
+    return see_other(key)  # answered now or by another tab first: either way the page shows what comes next
+
+
+def _session_state(request, run: Run):
+    if run.status in (Run.Status.SUCCEEDED, Run.Status.STOPPED):
+        completion = (run.definition or {}).get("trigger", {}).get("completion", {})
+        if completion.get("redirect"):
+            return see_other(completion["redirect"])
+        return render(request, "interfaces/form_done.html", {"message": completion.get("message", "")})
+    if run.status in (Run.Status.FAILED, Run.Status.ABANDONED):
+        return render(request, "interfaces/form_failed.html")
+    response = render(request, "interfaces/form_busy.html", {"refresh": SESSION_REFRESH_SECONDS})
+    response["Refresh"] = str(SESSION_REFRESH_SECONDS)
+    return response
+
+
+@never_cache
+@csrf_exempt
+@require_http_methods(["GET", "HEAD", "POST"])
+def one_time_form(request, key: str):
+    run = selectors.one_time_run(key)
+    if run is None:
+        return unavailable(request)
+    waiting_for = run.waiting_for
+    if request.method != "POST":  # GET and HEAD show the form and never use the link up
+        return _form_page(request, waiting_for["form"], FieldForm(waiting_for["form"]["fields"]), None)
+    if wait := ratelimits.retry_after(request, scope=f"one-time-{run.automation_id}", limits={}):
+        return _too_many(request, wait)
+    handler = uploads.LimitedUploadHandler(request, uploads.limits_of(waiting_for["form"]["fields"]))
+    request.upload_handlers = [handler]
+    return csrf_protect(_submit_one_time)(request, run, handler)
+
+
+def _submit_one_time(request, run, handler):
+    waiting_for = run.waiting_for
+    form = FieldForm(waiting_for["form"]["fields"], request.POST, request.FILES)
+    if not _valid(form, handler):
+        return _form_page(request, waiting_for["form"], form, None, status=400)
+    answers = services.answers_with_files(automation=run.automation, form=form)
+    if not services.answer_one_time_form(run=run, answers=answers):
+        return unavailable(request)
+    return render(request, "interfaces/form_done.html", {"message": ""})
+
+
+@login_required(login_url=LOGIN_URL)
+@require_http_methods(["GET", "HEAD"])
+def form_file(request, file_id):
+    """A file sent with a form, for its automation's owner only: anyone else gets 404, as for no file."""
+    found = FormFile.objects.filter(pk=file_id, automation__owner=request.user).first()
+    if found is None:
+        raise Http404()
+    response = FileResponse(default_storage.open(found.path), as_attachment=True, filename=found.name)
+    response["Content-Type"] = "application/octet-stream"  # never rendered by the browser as a page of this site
+    return response
+
+
+def _valid(form: FieldForm, handler) -> bool:
+    valid = form.is_valid()
+    for field, message in handler.refused.items():
+        if field in form.fields and field in form.visible:
+            form.add_error(field, message)
+            valid = False
+    return valid
+
+
+def _form_page(
+    request, settings: dict, form: FieldForm | None, scope, *, status=200, too_fast=False, step=None, blank=None
+):
+    """The form's page. blank: the key under which the blank form's fields are remembered (form is None then)."""
+    fields = None
+    if blank is not None:
+        fields = _blank_fields.get(blank)
+        if fields is None:
+            fields = FieldForm(settings["fields"]).render()
+            _blank_fields.set(blank, fields)
+    context = {
+        "title": settings.get("title", ""),
+        "description": settings.get("description", ""),
+        "submit_label": settings.get("submit_label", ""),
+        "form": form,
+        "fields": fields if fields is not None else form.render(),
+        "honeypot": spam.HONEYPOT if scope else None,
+        "shown": spam.shown_token(scope) if scope else None,
+        "shown_name": spam.SHOWN,
+        "too_fast": too_fast,
+        "step": step["step"] if step else None,
+    }
+    return render(request, "interfaces/form_page.html", context, status=status)
+
+
+def _too_many(request, retry_after: int):
+    response = render(request, "interfaces/form_too_many.html", status=429)
+    response["Retry-After"] = str(retry_after)
+    return response

@@ -1,0 +1,39 @@
+/* Forms: show and hide fields as answers change (data-visible-if).
+   The server decides anyway: without this script, a field whose condition holds appears once the form is sent.
+ */
+(function () {
+  "use strict";
+  function valueOf(form, name) {
+    var inputs = form.querySelectorAll('[name="' + name + '"]');
+    var values = [];
+    inputs.forEach(function (input) {
+      if (input.type === "checkbox" && input.name === name && inputs.length === 1) { values.push(input.checked); }
+      else if (input.type === "checkbox" || input.type === "radio") { if (input.checked) { values.push(input.value); } }
+      else if (input.tagName === "SELECT" && input.multiple) {
+        Array.prototype.forEach.call(input.selectedOptions, function (o) { values.push(o.value); });
+      } else if (input.value !== "") { values.push(input.value); }
+    });
+    return values;
+  }
+  function same(value, wanted) { return String(value).toLowerCase() === String(wanted).toLowerCase(); }
+  function holds(condition, values, shown) {
+    if (!shown) { values = []; }
+    if ("is_set" in condition) { return (values.length > 0 && values[0] !== false) === condition.is_set; }
+    if ("equals" in condition) { return values.some(function (v) { return same(v, condition.equals); }); }
+    if ("not_equals" in condition) { return !values.some(function (v) { return same(v, condition.not_equals); }); }
+    return values.some(function (v) { return condition["in"].some(function (w) { return same(v, w); }); });
+  }
+  function update(form) {
+    form.querySelectorAll("[data-visible-if]").forEach(function (wrapper) {
+      var condition = JSON.parse(wrapper.getAttribute("data-visible-if"));
+      var source = form.querySelector('[name="' + condition.field + '"]');
+      var sourceWrapper = source && source.closest("[data-visible-if]");
+      var shown = !sourceWrapper || !sourceWrapper.hidden;
+      wrapper.hidden = !holds(condition, valueOf(form, condition.field), shown);
+    });
+  }
+  document.querySelectorAll("form.fg-form").forEach(function (form) {
+    form.addEventListener("input", function () { update(form); });
+    form.addEventListener("change", function () { update(form); });
+  });
+})();

@@ -1,0 +1,146 @@
+"""Forms in Chromium against gunicorn, a Celery worker and beat: the hosted form with a validation error then sent,
+the session page walking two forms to the completion, a conditional field, a one-time link used once, a phone."""
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from automations import services as automation_services
+from automations.models import Run
+from publickeys import selectors as key_selectors
+from tests.e2e.browser import assert_fits_the_screen
+from tests.e2e.stack import Stack, wait_until
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not settings.REDIS_URL or connection.vendor != "postgresql",
+        reason="end-to-end tests run on PostgreSQL and Redis",
+    ),
+]
+
+FORM = {
+    "type": "form",
+    "title": "Order a shirt",
+    "description": "We ship within a week.",
+    "fields": [
+        {"name": "email", "type": "email", "label": "Email", "required": True},
+        {"name": "gift", "type": "checkbox", "label": "It is a gift"},
+        {
+            "name": "to",
+            "type": "text",
+            "label": "Gift for",
+            "required": True,
+            "visible_if": {"field": "gift", "equals": True},
+        },
+        {"name": "ref", "type": "hidden"},
+    ],
+    "completion": {"message": "Your shirt is on its way."},
+}
+TWO_FORMS = [
+    {
+        "id": "size",
+        "kind": "form",
+        "title": "Your size",
+        "fields": [{"name": "size", "type": "select", "label": "Size", "options": ["S", "M", "L"], "required": True}],
+    },
+    {"id": "note", "kind": "form", "title": "Anything else?", "fields": [{"name": "note", "type": "long_text"}]},
+]
+
+
+@pytest.fixture
+def stack(tmp_path, browser):
+    running = Stack(tmp_path, RUN_SWEEP_SECONDS="1", FORM_MIN_FILL_SECONDS="0")
+    running.start_web()
+    running.start_worker()
+    running.start_beat()
+    yield running
+    running.stop()
+
+
+def on(stack, url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return stack.base + urlsplit(url).path
+
+
+def wait_for_heading(page, name: str):
+    """The session page refreshes itself while the run is busy: wait for it to show the heading."""
+    try:
+        wait_until(lambda: page.raw.get_by_role("heading", name=name).count() > 0, 60, 0.2, f"heading {name!r}")
+    except AssertionError:
+        runs = list(Run.objects.values_list("status", "waiting_for", "error"))
+        raise AssertionError(
+            f"no heading {name!r} at {page.raw.url}: {page.raw.content()[:3000]} runs: {runs}"
+        ) from None
+
+
+def test_a_hosted_form_with_an_error_then_sent_and_its_session_page_through_two_forms(stack, page, owner):
+    automation = automation_services.create_automation(
+        owner=owner, name="Shirts", definition={"trigger": FORM, "steps": TWO_FORMS}, enabled=True
+    )
+    page.open(on(stack, automation_services.form_url(automation)) + "?ref=newsletter", "hosted-form")
+    assert not page.raw.get_by_label("Gift for").is_visible()
+    page.raw.get_by_label("It is a gift").check()  # the script shows the field its condition names
+    assert page.raw.get_by_label("Gift for").is_visible()
+    page.raw.get_by_label("Email").fill("not an address")
+    page.raw.get_by_role("button", name="Send").click()
+    page.check("validation-errors")
+    assert page.raw.get_by_text("Enter a valid email address.").is_visible()
+    assert page.raw.get_by_text("This field is required.").is_visible()  # Gift for, shown since gift is ticked
+    assert page.raw.get_by_label("It is a gift").is_checked()  # every value kept
+    page.raw.get_by_label("Email").fill("ada@example.com")
+    page.raw.get_by_label("Gift for").fill("Grace")
+    page.raw.get_by_role("button", name="Send").click()
+    wait_for_heading(page, "Your size")
+    assert "/form/run/" in page.raw.url
+    page.check("session-first-form")
+    page.raw.get_by_label("Size").select_option("M")
+    page.raw.get_by_role("button", name="Send").click()
+    wait_for_heading(page, "Anything else?")
+    page.check("session-second-form")
+    page.raw.get_by_label("Note").fill("Blue, please")
+    page.raw.get_by_role("button", name="Send").click()
+    wait_for_heading(page, "Thank you")
+    page.check("session-completion")
+    assert page.raw.get_by_text("Your shirt is on its way.").is_visible()
+    page.raw.reload()
+    assert page.raw.get_by_text("Your shirt is on its way.").is_visible()
+    run = Run.objects.get()
+    assert run.trigger["body"] == {"email": "ada@example.com", "gift": True, "to": "Grace", "ref": "newsletter"}
+    assert [step["output"] for step in run.steps] == [{"size": "M"}, {"note": "Blue, please"}]
+
+
+def test_a_one_time_link_opened_submitted_and_opened_again(stack, page, make_automation):
+    automation = make_automation([{**TWO_FORMS[0], "to": "link"}])
+    run = Run.objects.create(
+        automation=automation,
+        definition=automation.definition,
+        source="webhook",
+        status="waiting",
+        waiting_for={"kind": "start", "step": ""},
+    )
+    from automations import runs
+
+    assert runs.resume(run.pk, early=True)  # this process is the worker that reaches the wait
+    run.refresh_from_db()
+    link = on(stack, key_selectors.url_of(purpose="one_time_form", target=run))
+    page.open(link, "one-time-form")
+    page.raw.get_by_label("Size").select_option("L")
+    page.raw.get_by_role("button", name="Send").click()
+    page.check("one-time-sent")
+    assert page.raw.get_by_role("heading", name="Thank you").is_visible()
+    response = page.open(link, "one-time-again")
+    assert response.status == 404 and page.raw.get_by_role("heading", name="This form is not available").is_visible()
+    wait_until(lambda: Run.objects.filter(pk=run.pk, status="succeeded").exists(), 60, message="the run to go on")
+
+
+def test_a_hosted_form_fits_a_phone_and_speaks_german(stack, phone_page, owner):
+    automation = automation_services.create_automation(
+        owner=owner, name="Shirts", definition={"trigger": FORM, "steps": []}, enabled=True
+    )
+    phone_page.raw.context.set_extra_http_headers({"Accept-Language": "de-DE,de;q=0.9"})
+    phone_page.open(on(stack, automation_services.form_url(automation)), "hosted-form-phone-german")
+    assert_fits_the_screen(phone_page)
+    assert phone_page.raw.get_by_role("button", name="Senden").is_visible()
