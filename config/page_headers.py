@@ -1,6 +1,6 @@
 """Content-Security-Policy of every HTML page, and the one way a view lets a page be framed.
 
-Every text/html response gets a policy allowing scripts, styles, images,
+Every HTML page (a text/html response with a body) gets a policy allowing scripts, styles, images,
 fonts and connections from this site only, no inline script, no plugins,
 forms posting only here, no <base>, and no framing (frame-ancestors 'none'),
 beside Django's `X-Frame-Options: DENY`. A response that already carries a
@@ -49,6 +49,18 @@ def policy(frame_ancestors: Iterable[str] | None = None) -> str:
 _DEFAULT = policy()
 
 
+def is_page(response: HttpResponse) -> bool:
+    """An HTML document with a body: not JSON, and not the empty answers of webhook URLs (text/html by default).
+
+    Webhook and web service answers must be the same whichever process
+    sends them (hooks/asgi.py sends no page headers), and an empty body runs
+    nothing a policy could restrict.
+    """
+    if not response.get("Content-Type", "").startswith("text/html"):
+        return False
+    return response.streaming or bool(response.content)
+
+
 def framed_by(origins_for: Callable[[HttpRequest], Iterable[str]]):
     """Let the decorated view's page be framed by the origins origins_for(request) returns ("*": any).
 
@@ -79,7 +91,7 @@ class ContentSecurityPolicyMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if "Content-Security-Policy" in response or not response.get("Content-Type", "").startswith("text/html"):
+        if "Content-Security-Policy" in response or not is_page(response):
             return response
         ancestors = getattr(response, "csp_frame_ancestors", None)
         response["Content-Security-Policy"] = _DEFAULT if ancestors is None else policy(ancestors)

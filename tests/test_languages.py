@@ -33,3 +33,10 @@ def test_the_compiled_translations_are_committed_beside_their_source():
 
     folder = Path(__file__).resolve().parent.parent / "locale" / "de" / "LC_MESSAGES"
     assert (folder / "django.mo").stat().st_mtime >= (folder / "django.po").stat().st_mtime - 1
+
+
+def test_the_home_and_sign_up_pages_are_german_too(client, make_catalog):
+    html = client.get("/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert "Der Katalog-Feed" in html
+    html = client.get("/signup", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert "Ein Konto bekommen" in html

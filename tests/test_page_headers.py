@@ -76,3 +76,8 @@ def test_a_view_that_writes_its_own_policy_keeps_it():
 
     response = ContentSecurityPolicyMiddleware(own)(RequestFactory().get("/"))
     assert response["Content-Security-Policy"] == "default-src 'none'"
+
+
+def test_an_empty_answer_gets_no_page_headers():
+    response = ContentSecurityPolicyMiddleware(lambda request: HttpResponse(status=200))(RequestFactory().post("/"))
+    assert "Content-Security-Policy" not in response

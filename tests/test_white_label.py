@@ -1,8 +1,12 @@
 """White-label domains: accepted as hosts without a restart, serving only the form and chat paths."""
 
 import pytest
+from django.core.exceptions import ValidationError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from interfaces import domains
+from interfaces.domain_names import validate_domain
 from interfaces.models import WhiteLabelDomain
 
 pytestmark = pytest.mark.django_db
@@ -108,3 +112,30 @@ def test_unknown_hosts_cost_no_query_while_the_table_is_remembered(client, three
     with django_assert_num_queries(0):
         for n in range(20):
             assert client.get("/x", HTTP_HOST=f"h{n}.unknown.example").status_code == 400
+
+
+def test_an_unreadable_table_answers_from_the_last_one_read(three_hosts, owner, monkeypatch):
+    from django.db import DatabaseError
+
+    from config import process_cache
+
+    WhiteLabelDomain.objects.create(owner=owner, domain="forms.customer.example")
+    assert domains.owner_id_for_host("forms.customer.example") == owner.pk
+    process_cache.named("white-label-domains", max_size=1).set("all", domains._domains(), seconds=0)  # expired now
+
+    def unreadable(*args, **kwargs):
+        raise DatabaseError("connection refused")
+
+    monkeypatch.setattr(type(WhiteLabelDomain.objects), "values_list", unreadable)
+    assert domains.owner_id_for_host("forms.customer.example") == owner.pk
+    process_cache.reset_all()
+    assert domains.owner_id_for_host("forms.customer.example") is None  # nothing read yet: unknown, not a 500
+
+
+@given(st.text(max_size=300))
+def test_the_domain_check_refuses_or_accepts_any_text_without_crashing(value):
+    try:
+        validate_domain(value)
+    except ValidationError:
+        return
+    assert " " not in value.strip() and "/" not in value

@@ -5,6 +5,8 @@ import uuid
 
 import pytest
 from django.utils import timezone
+from hypothesis import given
+from hypothesis import strategies as st
 
 from automations.models import Automation, Run
 from interfaces import diagram
@@ -206,3 +208,9 @@ def test_the_page_is_german_for_a_german_browser(client, owner, make_automation)
     client.force_login(owner)
     html = client.get(url(make_automation(STEPS)), HTTP_ACCEPT_LANGUAGE="de").content.decode()
     assert "Auslöser und Schritte" in html
+
+
+@given(st.text(max_size=80))
+def test_only_canonical_uuids_parse(value):
+    parsed = diagram.parse_uuid(value)
+    assert parsed is None or str(parsed) == value

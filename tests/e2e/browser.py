@@ -58,9 +58,12 @@ def _unavailable(reason: str):
 
 @pytest.fixture(scope="module")
 def browser():
-    """Chromium for one test module. playwright's sync API keeps an event loop running in this thread while it is
-    open, so it is closed after each module: tests that follow (asyncio.run, Django's async-unsafe checks) must
-    find none."""
+    """Chromium for the tests of one module.
+
+    Per module, not per session: playwright's sync API keeps an event loop
+    running in this thread while it is open, which would break the asyncio
+    tests of other modules.
+    """
     if not CHROMIUM.exists():
         _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
     try:
@@ -68,8 +71,8 @@ def browser():
     except ImportError:
         _unavailable("the playwright package is not installed (pip install '.[dev]')")
     collect_static()
-    # The tests' own ORM calls are synchronous all the same while playwright's loop runs.
-    kept = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    # With that loop running, Django refuses the tests' own ORM calls, synchronous all the same: allowed while it runs.
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     try:
         with sync_playwright() as playwright:
@@ -77,10 +80,10 @@ def browser():
             yield launched
             launched.close()
     finally:
-        if kept is None:
-            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+        if before is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = kept
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 @functools.cache
