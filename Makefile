@@ -86,6 +86,7 @@ run: install ## migrate, load the demo catalog (the demo automation the first ti
 	@echo "  webhooks and web services on $$HOOKS_URL (the hooks process)"
 	@echo "  try the demo automation: curl -d '{\"email\": \"ada@example.com\"}' <its web service or webhook URL above>"
 	@echo "  try the approval demo: send it the curl printed above, then approve or reject on its approval link"
+	@echo "  try the contact form and the chat widget: open their form URL and chat widget URL above"
 	@echo "  Ctrl-C stops every process"
 	@echo
 	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/python -m config.procfile Procfile

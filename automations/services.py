@@ -155,11 +155,15 @@ URL_ORIGINS: dict = {}
 
 def form_url(automation: Automation) -> str | None:
     """The hosted form's URL (on the owner's white-label domain when it has one); None without a form key."""
-    key = key_selectors.key_of(purpose=PublicKey.Purpose.FORM, target=automation)
+    return _page_url(automation, PublicKey.Purpose.FORM, "form")
+
+
+def _page_url(automation: Automation, purpose: str, path: str) -> str | None:
+    key = key_selectors.key_of(purpose=purpose, target=automation)
     if key is None:
         return None
-    origin = URL_ORIGINS.get(PublicKey.Purpose.FORM, lambda owner_id: settings.BASE_URL)(automation.owner_id)
-    return f"{origin}/form/{key}"
+    origin = URL_ORIGINS.get(purpose, lambda owner_id: settings.BASE_URL)(automation.owner_id)
+    return f"{origin}/{path}/{key}"
 
 
 def hook_url(automation: Automation) -> str | None:
@@ -174,11 +178,18 @@ def web_service_url(automation: Automation) -> str | None:
 
 def chat_widget_url(automation: Automation) -> str | None:
     """The chat widget's URL (a chat trigger's; on the owner's white-label domain when it has one); None without."""
-    key = key_selectors.key_of(purpose=PublicKey.Purpose.CHAT_WIDGET, target=automation)
-    if key is None:
-        return None
-    origin = URL_ORIGINS.get(PublicKey.Purpose.CHAT_WIDGET, lambda owner_id: settings.BASE_URL)(automation.owner_id)
-    return f"{origin}/webchat/{key}"
+    return _page_url(automation, PublicKey.Purpose.CHAT_WIDGET, "webchat")
+
+
+def public_urls(automation: Automation) -> list[tuple[str, str]]:
+    """The URLs its trigger was given, labelled, as the import command and `make run` print them."""
+    labelled = (
+        ("webhook URL:    ", hook_url(automation)),
+        ("web service URL:", web_service_url(automation)),
+        ("form URL:       ", form_url(automation)),
+        ("chat widget URL:", chat_widget_url(automation)),
+    )
+    return [(label, url) for label, url in labelled if url]
 
 
 def _this_month() -> date:

@@ -5,9 +5,10 @@ document again and turn the automation on, undoing what was changed in admin
 since (turned off, steps edited). Now an automation of the demo's name owned
 by `admin` is left as it is; one deleted in admin comes back at the next start.
 
-The demos: record and answer (webhook and web service), and an approval
-flow whose approval link is printed too (its queue is made at once, so the
-link works before the first item arrives).
+The demos: record and answer (webhook and web service), an approval flow
+whose approval link is printed too (its queue is made at once, so the link
+works before the first item arrives), a contact form that asks its visitor
+one more question on the session page, and a chat widget that answers.
 """
 
 import json
@@ -18,6 +19,8 @@ from pathlib import Path
 DEMOS = Path(__file__).resolve().parent.parent / "automations" / "demo"
 DOCUMENT = DEMOS / "record-and-answer.json"
 APPROVAL_DOCUMENT = DEMOS / "approve-a-refund.json"
+FORM_DOCUMENT = DEMOS / "contact-form.json"
+CHAT_DOCUMENT = DEMOS / "chat-helper.json"
 OWNER = "admin"
 
 
@@ -25,6 +28,9 @@ def ensure_demo_automation(out=sys.stdout) -> None:
     _ensure(DOCUMENT, out)
     approval_demo = _ensure(APPROVAL_DOCUMENT, out)
     _print_approval_link(approval_demo, out)
+    _ensure(FORM_DOCUMENT, out)
+    chat_demo = _ensure(CHAT_DOCUMENT, out)
+    _print_embed_snippet(chat_demo, out)
 
 
 def _ensure(document: Path, out):
@@ -40,8 +46,8 @@ def _ensure(document: Path, out):
         return Automation.objects.get(owner__username=OWNER, name=name)
     state = "on" if existing.enabled else "off"
     out.write(f"demo automation {existing.pk} {name!r} ({state}): imported before, left as it is\n")
-    out.write(f"webhook URL:     {services.hook_url(existing)}\n")
-    out.write(f"web service URL: {services.web_service_url(existing)}\n")
+    for label, url in services.public_urls(existing):
+        out.write(f"{label} {url}\n")
     return existing
 
 
@@ -55,6 +61,15 @@ def _print_approval_link(automation, out) -> None:
         '  ask for an approval: curl -d \'{"order": 42, "customer": "Ada", "amount": 30}\' '
         f"{services.hook_url(automation)}\n"
     )
+
+
+def _print_embed_snippet(automation, out) -> None:
+    from automations import services
+
+    url = services.chat_widget_url(automation)
+    if url:
+        base, _, key = url.rpartition("/")
+        out.write(f'  put the chat on any page: <script src="{base}/embed.js?key={key}" defer></script>\n')
 
 
 def main() -> None:

@@ -49,7 +49,7 @@ def test_a_later_start_leaves_the_demo_as_admin_left_it_and_prints_the_same_urls
     later = _start()
     demo.refresh_from_db()
     assert not demo.enabled
-    assert Automation.objects.count() == 2
+    assert Automation.objects.count() == 4
     assert f"demo automation {demo.pk} 'Demo: record and answer' (off): imported before, left as it is" in later
     assert _urls(later) == _urls(first)
 
@@ -66,7 +66,25 @@ def test_the_approval_demo_is_imported_on_and_its_approval_link_printed_and_open
     assert f"approval link:   {link}" in first
     assert _urls(first, APPROVAL)[0] == f"webhook URL:     {services.hook_url(demo)}"
     later = _start()
-    assert f"approval link:   {link}" in later and Automation.objects.count() == 2
+    assert f"approval link:   {link}" in later and Automation.objects.count() == 4
     parts = urlsplit(link)
     response = client.get(f"{parts.path}?{parts.query}")
     assert response.status_code == 200 and "Nothing is waiting for a decision" in response.content.decode()
+
+
+def test_the_form_and_chat_demos_are_imported_on_and_their_pages_open(client):
+    ensure_first_admin()
+    first = _start()
+    form_demo = Automation.objects.get(name="Demo: contact form")
+    chat_demo = Automation.objects.get(name="Demo: chat helper")
+    assert form_demo.enabled and chat_demo.enabled
+    form_url, chat_url = services.form_url(form_demo), services.chat_widget_url(chat_demo)
+    assert f"form URL:        {form_url}" in first and f"chat widget URL: {chat_url}" in first
+    key = chat_url.rpartition("/")[2]
+    assert f'<script src="{chat_url.rpartition("/")[0]}/embed.js?key={key}" defer></script>' in first
+    later = _start()
+    assert f"form URL:        {form_url}" in later and f"chat widget URL: {chat_url}" in later
+    form_page = client.get(urlsplit(form_url).path)
+    assert form_page.status_code == 200 and "Contact us" in form_page.content.decode()
+    assert client.get(urlsplit(chat_url).path).status_code == 200
+    assert client.get(f"/webchat/embed.js?key={key}").status_code == 200

@@ -54,14 +54,8 @@ class Command(BaseCommand):
                     f"{verb} automation {automation.pk} {name!r}, left off: its trigger refused: {refusal}"
                 ) from None
         self.stdout.write(f"{verb} automation {automation.pk} {name!r} ({'on' if automation.enabled else 'off'})")
-        for label, url in (
-            ("webhook URL:    ", services.hook_url(automation)),
-            ("web service URL:", services.web_service_url(automation)),
-            ("form URL:       ", services.form_url(automation)),
-            ("chat widget URL:", services.chat_widget_url(automation)),
-        ):
-            if url:
-                self.stdout.write(f"{label} {url}")
+        for label, url in services.public_urls(automation):
+            self.stdout.write(f"{label} {url}")
 
     def _read(self, file):
         try:
