@@ -238,3 +238,26 @@ def test_the_blank_form_remembered_carries_no_visitor_s_values(client, make_form
     first, second = client.get(path), client.get(path)
     assert b"first@example.com" not in first.content
     assert first.content.count(b'name="email"') == second.content.count(b'name="email"') == 1
+
+
+def test_behind_a_proxy_that_ends_tls_the_csrf_check_passes_and_the_visitor_goes_on(make_form, settings):
+    """TRUSTED_PROXY_COUNT set: the proxy's X-Forwarded-Proto makes the request https, so a browser's https Origin
+    passes the CSRF check; the same Origin on a request the proxy did not vouch for is refused."""
+    from django.test import Client
+
+    settings.TRUSTED_PROXY_COUNT = 1
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    path = form_path(make_form())
+    browser = Client(enforce_csrf_checks=True)
+    page = browser.get(path, HTTP_X_FORWARDED_PROTO="https")
+    token = page.context["csrf_token"]
+    data = {
+        spam.SHOWN: shown_token(browser, path, HTTP_X_FORWARDED_PROTO="https"),
+        "csrfmiddlewaretoken": token,
+        **GOOD,
+    }
+    origin = {"HTTP_ORIGIN": "https://testserver", "HTTP_HOST": "testserver"}  # the proxy passes the Host on
+    assert browser.post(path, data, **origin).status_code == 403  # plain http with an https Origin: refused
+    response = browser.post(path, data, HTTP_X_FORWARDED_PROTO="https", **origin)
+    assert response.status_code == 303 and response["Location"].startswith("run/")
+    assert Run.objects.count() == 1
