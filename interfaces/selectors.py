@@ -56,3 +56,14 @@ def waiting_form(run: Run, *, to: str) -> dict | None:
     if expires_at and datetime.fromisoformat(expires_at) <= timezone.now():
         return None  # expired: the sweeper ends the wait at its next look
     return waiting_for
+
+
+def session_state(run: Run) -> str:
+    """Where a session page's run is, as its page shows it: a form for the visitor, done, failed, or busy."""
+    if waiting_form(run, to="session") is not None:
+        return "form"
+    if run.status in (Run.Status.SUCCEEDED, Run.Status.STOPPED):
+        return "done"
+    if run.status in (Run.Status.FAILED, Run.Status.ABANDONED):
+        return "failed"
+    return "busy"

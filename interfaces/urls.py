@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from interfaces import api, approval_views, chat_views, diagram_views, views
+from interfaces import api, approval_views, chat_views, diagram_views, session_api, views
 
 urlpatterns = [
     path("automation", diagram_views.automation_diagram, name="automation-diagram"),
@@ -10,6 +10,7 @@ urlpatterns = [
     path("moderation/api", api.ModerationAPI.as_view(), name="moderation-api"),
     path("form/s/<str:key>", views.one_time_form, name="one-time-form"),
     path("form/run/<str:key>", views.session_page, name="form-session"),
+    path("form/run/<str:key>/state", session_api.SessionStateAPI.as_view(), name="form-session-state"),
     path("form/files/<uuid:file_id>", views.form_file, name="form-file"),
     path("form/<str:key>", views.hosted_form, name="hosted-form"),
     # Before webchat/<key>: embed.js is the script, its key is in the query.

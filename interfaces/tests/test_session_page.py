@@ -58,7 +58,8 @@ def test_while_the_run_is_busy_the_page_refreshes_itself(client, walk):
     path = walk(run_steps=False)
     response = client.get(path)
     assert response.status_code == 200 and response["Refresh"] == "2"
-    assert b"This page updates by itself" in response.content and b"<script" not in response.content
+    assert b"This page updates by itself" in response.content
+    assert re.search(rb"<script(?![^>]*\bsrc=)", response.content) is None  # only its static script: no JS needed
     assert "no-store" in response["Cache-Control"]
 
 
@@ -120,3 +121,21 @@ def test_a_run_that_waits_for_someone_else_shows_the_busy_page(client, walk):
     path = walk([{"id": "boss", "kind": "form", "to": "link", "fields": [{"name": "ok", "type": "checkbox"}]}])
     assert Run.objects.get().status == "waiting"
     assert client.get(path)["Refresh"] == "2"
+
+
+def test_the_session_pages_script_learns_where_the_run_is_from_a_small_answer(
+    client, walk, django_capture_on_commit_callbacks
+):
+    busy = walk(run_steps=False)
+    assert client.get(busy + "/state").json() == {"state": "busy"}
+    assert b"session.js" in client.get(busy).content
+    path = walk()
+    answer = client.get(path + "/state")
+    assert answer.json() == {"state": "form"} and "no-store" in answer["Cache-Control"]
+    post_step(client, path, django_capture_on_commit_callbacks, size="S")
+    post_step(client, path, django_capture_on_commit_callbacks, note="")
+    assert client.get(path + "/state").json() == {"state": "done"}
+    for wrong in ("/form/run/nothing/state", path[:-2] + "zz/state"):
+        missed = client.get(wrong)
+        assert missed.status_code == 404 and missed.json() == {"error": "not found"}
+    assert client.post(path + "/state").status_code == 405
