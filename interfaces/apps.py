@@ -7,22 +7,17 @@ class InterfacesConfig(AppConfig):
     name = "interfaces"
 
     def ready(self):
-        # automations does not import interfaces (STYLE.md 9): its approval step is handed the queue here.
-        from automations.steps import approval
-        from interfaces import approvals
-
-        approval.served_by(approvals.place_item)
-
-        from automations import services
-        from interfaces import domains
+        # automations does not import interfaces (STYLE.md 9): what its steps and services need of the pages is
+        # handed to them here.
+        from automations import lifecycle, services
+        from automations.steps import approval, chat_reply
+        from interfaces import approvals, chat, domains, uploads
         from publickeys.models import PublicKey
 
-        # Hosted form URLs are issued on the owner's white-label domain, when it has one.
-        services.URL_ORIGINS[PublicKey.Purpose.FORM] = domains.public_base_url
-        # So are chat widget URLs; and chat_reply steps answer in the chat's conversations.
-        services.URL_ORIGINS[PublicKey.Purpose.CHAT_WIDGET] = domains.public_base_url
-
-        from automations.steps import chat_reply
-        from interfaces import chat
-
+        approval.served_by(approvals.place_item)
         chat_reply.answer_with(chat.reply)
+        # Hosted form and chat widget URLs are issued on the owner's white-label domain, when it has one.
+        services.URL_ORIGINS[PublicKey.Purpose.FORM] = domains.public_base_url
+        services.URL_ORIGINS[PublicKey.Purpose.CHAT_WIDGET] = domains.public_base_url
+        # A deleted automation's form files leave the storage with it.
+        lifecycle.listen("deleted", uploads.delete_files_of)

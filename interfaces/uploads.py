@@ -6,6 +6,7 @@ and are shown again), and a body whose files together pass every field's
 limits stops being read at once. What was refused is shown beside its field.
 """
 
+import logging
 import uuid
 from fnmatch import fnmatch
 
@@ -19,6 +20,8 @@ from django.utils.translation import gettext as _
 
 from automations import jsonsafe
 from interfaces.models import FormFile
+
+logger = logging.getLogger(__name__)
 
 
 def limits_of(fields: list) -> dict[str, dict]:
@@ -114,3 +117,27 @@ def store(*, automation, field: str, files: list) -> list[dict]:
         url = settings.BASE_URL + reverse("form-file", args=[row.pk])
         kept.append({"name": name, "size": upload.size, "type": content_type, "url": url})
     return kept
+
+
+def delete_files_of(automation) -> None:
+    """A deleted automation's files go with it (their rows went with its delete): its folder, with the storage API.
+
+    Called once the delete has committed (automations.lifecycle, "deleted").
+    A file that cannot be removed is logged and left: the delete has happened.
+    """
+    folder = f"forms/{automation.pk}"
+    try:
+        _delete_tree(folder)
+    except Exception:
+        logger.exception("files of deleted automation %s could not all be removed from %s", automation.pk, folder)
+
+
+def _delete_tree(folder: str) -> None:
+    if not default_storage.exists(folder):
+        return
+    folders, files = default_storage.listdir(folder)
+    for name in files:
+        default_storage.delete(f"{folder}/{name}")
+    for name in folders:
+        _delete_tree(f"{folder}/{name}")
+    default_storage.delete(folder)  # the local disk's empty folder (other storages have none)

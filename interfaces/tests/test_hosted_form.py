@@ -261,3 +261,20 @@ def test_behind_a_proxy_that_ends_tls_the_csrf_check_passes_and_the_visitor_goes
     response = browser.post(path, data, HTTP_X_FORWARDED_PROTO="https", **origin)
     assert response.status_code == 303 and response["Location"].startswith("run/")
     assert Run.objects.count() == 1
+
+
+def test_deleting_the_automation_removes_its_files_from_the_storage_and_leaves_others(
+    client, file_form, make_form, django_capture_on_commit_callbacks
+):
+    from django.core.files.storage import default_storage
+
+    other = make_form(fields=FILE_FIELDS)
+    for automation in (file_form, other):
+        upload = SimpleUploadedFile("cv.pdf", b"%PDF-1", "application/pdf")
+        assert submit(client, form_path(automation), {"cv": [upload], "note": "n"}).status_code == 303
+    gone, kept = (FormFile.objects.get(automation=a).path for a in (file_form, other))
+    assert default_storage.exists(gone) and default_storage.exists(kept)
+    with django_capture_on_commit_callbacks(execute=True):
+        automation_services.delete_automation(automation=file_form)
+    assert not default_storage.exists(gone) and not default_storage.exists(f"forms/{file_form.pk}")
+    assert default_storage.exists(kept)
