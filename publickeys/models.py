@@ -31,6 +31,9 @@ class PublicKey(models.Model):
     target = GenericForeignKey("target_type", "target_id")
     created_at = models.DateTimeField(auto_now_add=True)
     retired_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # A key that works until then (a one-time form's, its step's expiry): past it, it misses as an unknown key
+    # does, in the same lookup, before the sweeper has ended what it was for.
+    expires_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         constraints = [

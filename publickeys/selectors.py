@@ -5,6 +5,8 @@ import hmac
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
+from django.db.models import Q
+from django.utils import timezone
 
 from publickeys import crypto
 from publickeys.models import PublicKey
@@ -27,11 +29,13 @@ def target_id_for_key(*, purpose: str, key: str) -> int | None:
     """The id of the target whose URL of this purpose ends in key, or None.
 
     Any string is a key to look up. Every miss (unknown, altered, of another
-    purpose, retired, of a deleted target) costs what a hit costs: one keyed
-    digest and one query on the digest's unique index.
+    purpose, retired, expired, of a deleted target) costs what a hit costs:
+    one keyed digest and one query on the digest's unique index.
     """
     wanted = crypto.digest(key)
-    live = PublicKey.objects.filter(digest=wanted, purpose=purpose, retired_at__isnull=True)
+    live = PublicKey.objects.filter(digest=wanted, purpose=purpose, retired_at__isnull=True).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
+    )
     for found_id, stored in live.values_list("target_id", "digest")[:1]:
         if hmac.compare_digest(wanted, stored):
             return found_id

@@ -9,13 +9,14 @@ from publickeys.models import PublicKey
 
 
 @transaction.atomic
-def issue_key(*, purpose: str, target: models.Model) -> str:
+def issue_key(*, purpose: str, target: models.Model, expires_at=None) -> str:
     """A new key for target's URL of this purpose, returned once in clear; the key it had is retired.
 
     A retired key is kept as its digest (its sealed copy is emptied) and
     answers as any unknown key does. Two issues for the same target and
     purpose at once fail one of them on the one-live-key constraint: callers
     that can race hold the target's row (select_for_update) first.
+    expires_at: when the key stops working by itself (None: until retired).
     """
     purpose = PublicKey.Purpose(purpose)  # ValueError for a purpose that does not exist
     target_type = ContentType.objects.get_for_model(target)
@@ -29,6 +30,7 @@ def issue_key(*, purpose: str, target: models.Model) -> str:
         sealed=crypto.seal(key),
         target_type=target_type,
         target_id=target.pk,
+        expires_at=expires_at,
     )
     return key
 

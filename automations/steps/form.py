@@ -62,11 +62,13 @@ def run(settings: dict, context) -> dict:
             validate_email(email)
         except ValidationError:
             raise StepFailed(f"email is not an address: {str(email)[:100]!r}") from None
-    key = issue_key(purpose=PublicKey.Purpose.ONE_TIME_FORM, target=run_)
+    wait = waiting.person_wait(KIND, settings, to="link", form=form, email=email)
+    # The link stops working at the step's expiry by itself: an expired link then misses as a never-issued one.
+    key = issue_key(purpose=PublicKey.Purpose.ONE_TIME_FORM, target=run_, expires_at=wait.until)
     if email:
         _send(email, form, django_settings.BASE_URL + f"/form/s/{key}")
-    key_id = PublicKey.objects.values_list("pk", flat=True).get(digest=crypto.digest(key))
-    raise waiting.person_wait(KIND, settings, to="link", form=form, public_key_id=key_id, email=email)
+    wait.waiting_for["public_key_id"] = PublicKey.objects.values_list("pk", flat=True).get(digest=crypto.digest(key))
+    raise wait
 
 
 def resume(waiting_for: dict, answer) -> dict:

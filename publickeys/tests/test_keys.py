@@ -116,3 +116,14 @@ def test_only_the_first_characters_of_a_long_key_count():
     key = crypto.new_key()
     assert len(key) < crypto.MAX_KEY_LENGTH
     assert crypto.digest("a" * crypto.MAX_KEY_LENGTH) == crypto.digest("a" * crypto.MAX_KEY_LENGTH + "tail")
+
+
+def test_a_key_with_an_expiry_works_until_then_and_then_misses_as_an_unknown_key(target):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    soon = services.issue_key(purpose="web_service", target=target, expires_at=timezone.now() + timedelta(hours=1))
+    assert selectors.target_id_for_key(purpose="web_service", key=soon) == target.pk
+    PublicKey.objects.filter(digest=crypto.digest(soon)).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert selectors.target_id_for_key(purpose="web_service", key=soon) is None

@@ -78,8 +78,12 @@ def lookalikes(make_automation):
 
 
 def statements(queries: list[dict], key: str) -> list[str]:
-    """The SQL sent, with the key's digest in place of {digest}: what is left is the statement itself."""
-    return [query["sql"].replace(crypto.digest(key), "{digest}") for query in queries]
+    """The SQL sent, with the key's digest in place of {digest} and the moment of the lookup in place of {now}
+    (an expiring key is live until then): what is left is the statement itself."""
+    return [
+        re.sub(r"'[0-9-]+ [0-9:.]+\+00:00'", "{now}", query["sql"].replace(crypto.digest(key), "{digest}"))
+        for query in queries
+    ]
 
 
 @pytest.mark.parametrize("purpose", [Purpose.WEBHOOK, Purpose.WEB_SERVICE])
