@@ -21,7 +21,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, models, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from automations import engine
@@ -278,9 +278,14 @@ def answer(run_id: int, *, step: str, answer: dict) -> bool:
 
     if answer is None:
         raise ValueError("an answer cannot be None: None is how a wait's time running out resumes a step")
-    recorded = Run.objects.filter(
-        pk=run_id, status=Run.Status.WAITING, waiting_for__step=step, answer__isnull=True
-    ).update(answer=answer, resume_at=timezone.now())
+    now = timezone.now()
+    # A person's wait resumes at its expiry (resume_at): an answer that comes after it is refused even before
+    # the sweeper has come by, and the step's on_expiry holds.
+    recorded = (
+        Run.objects.filter(pk=run_id, status=Run.Status.WAITING, waiting_for__step=step, answer__isnull=True)
+        .filter(Q(resume_at__isnull=True) | Q(resume_at__gt=now))
+        .update(answer=answer, resume_at=now)
+    )
     if recorded:
         transaction.on_commit(lambda: tasks.resume_run.delay(run_id), robust=True)
     return bool(recorded)

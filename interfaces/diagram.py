@@ -44,7 +44,7 @@ TRIGGERS = {
     "chat": gettext_lazy("A visitor's message in its chat widget"),
 }
 # Kinds that wait for a person; any kind whose module can resume may wait (a delay waits for a time).
-PERSON_KINDS = {"form", "approval", "chat_reply"}
+PERSON_KINDS = {"form", "approval"}
 
 
 @dataclass

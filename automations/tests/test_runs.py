@@ -333,3 +333,11 @@ def test_a_queued_run_whose_task_was_lost_is_queued_again_by_the_sweeper(make_au
     assert queued == []
     runs.sweep()
     assert queued == [run.pk]
+
+
+def test_an_answer_after_the_wait_expired_is_refused_before_the_sweeper_comes_by(make_automation):
+    run = deliver(make_automation(WAIT_THEN_RECORD)).run
+    make_due(run)  # its resume_at, a person's wait's expiry, has passed
+    assert runs.answer(run.pk, step="pause", answer={"late": True}) is False
+    run.refresh_from_db()
+    assert run.answer is None
