@@ -154,15 +154,21 @@ URL_ORIGINS: dict = {}
 
 
 def form_url(automation: Automation) -> str | None:
-    """The hosted form's URL (on the owner's white-label domain when it has one); None without a form key."""
-    return _page_url(automation, PublicKey.Purpose.FORM, "form")
+    """The hosted form's URL (on the owner's white-label domain when it has one, unless it requires sign-in, which
+    lives on BASE_URL); None without a form key."""
+    on_base = bool(automation.definition.get("trigger", {}).get("require_sign_in"))
+    return _page_url(automation, PublicKey.Purpose.FORM, "form", on_base=on_base)
 
 
-def _page_url(automation: Automation, purpose: str, path: str) -> str | None:
+def _page_url(automation: Automation, purpose: str, path: str, *, on_base: bool = False) -> str | None:
     key = key_selectors.key_of(purpose=purpose, target=automation)
     if key is None:
         return None
-    origin = URL_ORIGINS.get(purpose, lambda owner_id: settings.BASE_URL)(automation.owner_id)
+    origin = (
+        settings.BASE_URL
+        if on_base
+        else URL_ORIGINS.get(purpose, lambda owner_id: settings.BASE_URL)(automation.owner_id)
+    )
     return f"{origin}/{path}/{key}"
 
 

@@ -51,6 +51,10 @@ def hosted_form(request, key: str):
     if automation is None or white_label_owner not in (None, automation.owner_id):
         return unavailable(request)  # on a white-label domain, another account's key is as one never issued
     trigger = automation.definition["trigger"]
+    if trigger.get("require_sign_in") and white_label_owner is not None:
+        # Sign-in lives on BASE_URL, whose session cookie a white-label domain never sees: such a form is served
+        # there (services.form_url issues it there too).
+        return HttpResponseRedirect(settings.BASE_URL + request.get_full_path())
     if trigger.get("require_sign_in") and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path(), LOGIN_URL)
     if not automation.enabled:

@@ -59,3 +59,20 @@ def test_import_prints_the_form_url(make_form, owner, tmp_path, capsys):
     document.write_text('{"trigger": {"type": "form", "fields": [{"name": "a", "type": "text"}]}, "steps": []}')
     call_command("import_automation", str(document), owner="owner", name="Imported")
     assert "form URL:        http" in capsys.readouterr().out
+
+
+def test_a_form_that_requires_sign_in_is_issued_and_served_on_base_url_where_sign_in_lives(
+    hosts, client, make_form, owner, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        WhiteLabelDomain.objects.create(owner=owner, domain="forms.acme.example")
+    from interfaces import domains
+
+    domains.forget()
+    url = automation_services.form_url(make_form(require_sign_in=True))
+    assert url.startswith("https://app.example.com/form/")
+    path = url.split("app.example.com", 1)[1]
+    moved = client.get(path + "?ref=x", HTTP_HOST="forms.acme.example", secure=True)
+    assert moved.status_code == 302 and moved["Location"] == f"https://app.example.com{path}?ref=x"
+    on_base = client.get(path, HTTP_HOST="app.example.com", secure=True)
+    assert on_base.status_code == 302 and on_base["Location"].startswith("/login?next=")
