@@ -22,6 +22,8 @@ from automations import jsonsafe
 from interfaces.models import FormFile
 
 logger = logging.getLogger(__name__)
+# What a form's body may hold besides its files and answers: multipart boundaries and part headers.
+FORM_OVERHEAD_BYTES = 64 * 1024
 
 
 def limits_of(fields: list) -> dict[str, dict]:

@@ -68,6 +68,8 @@ def hosted_form(request, key: str):
     if wait := ratelimits.retry_after(request, scope=str(automation.pk), limits=trigger.get("limits", {})):
         return _too_many(request, wait)
     handler = uploads.LimitedUploadHandler(request, uploads.limits_of(trigger["fields"]))
+    if refused := _body_refused(request, handler):
+        return refused
     request.upload_handlers = [handler]
     return csrf_protect(_submit_hosted)(request, automation, handler, scope)
 
@@ -124,6 +126,8 @@ def session_page(request, key: str):
         if wait := ratelimits.retry_after(request, scope=f"session-{run.automation_id}", limits={}):
             return _too_many(request, wait)
         handler = uploads.LimitedUploadHandler(request, uploads.limits_of(waiting_for["form"]["fields"]))
+        if refused := _body_refused(request, handler):
+            return refused
         request.upload_handlers = [handler]
         return csrf_protect(_submit_session)(request, key, run, waiting_for, handler)
     if waiting_for is not None:
@@ -170,6 +174,8 @@ def one_time_form(request, key: str):
     if wait := ratelimits.retry_after(request, scope=f"one-time-{run.automation_id}", limits={}):
         return _too_many(request, wait)
     handler = uploads.LimitedUploadHandler(request, uploads.limits_of(waiting_for["form"]["fields"]))
+    if refused := _body_refused(request, handler):
+        return refused
     request.upload_handlers = [handler]
     return csrf_protect(_submit_one_time)(request, run, handler)
 
@@ -229,6 +235,18 @@ def _form_page(
         "step": step["step"] if step else None,
     }
     return render(request, "interfaces/form_page.html", context, status=status)
+
+
+def _body_refused(request, handler) -> HttpResponse | None:
+    """A body larger than every file of the form and its other answers together may be is refused before a byte of
+    it is read (413), and so is one of no declared length (411): the upload handler counts only the files it
+    keeps, and the parts it refuses would otherwise be read to their end, however long."""
+    length = request.META.get("CONTENT_LENGTH") or ""
+    if not length.isdigit():
+        return render(request, "interfaces/form_too_large.html", status=411)
+    if int(length) > handler.cap + settings.DATA_UPLOAD_MAX_MEMORY_SIZE + uploads.FORM_OVERHEAD_BYTES:
+        return render(request, "interfaces/form_too_large.html", status=413)
+    return None
 
 
 def _too_many(request, retry_after: int):

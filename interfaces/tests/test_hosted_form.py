@@ -278,3 +278,30 @@ def test_deleting_the_automation_removes_its_files_from_the_storage_and_leaves_o
         automation_services.delete_automation(automation=file_form)
     assert not default_storage.exists(gone) and not default_storage.exists(f"forms/{file_form.pk}")
     assert default_storage.exists(kept)
+
+
+class _Unread:
+    def read(self, *args):
+        raise AssertionError("the body was read")
+
+    readline = read
+
+
+@pytest.mark.parametrize("fields", ["files", "none"])
+def test_a_body_larger_than_the_form_may_hold_is_refused_before_it_is_read(client, make_form, file_form, fields):
+    """A refused file part would be read to its end whatever its size: the declared length decides first."""
+    from django.conf import settings
+
+    automation = file_form if fields == "files" else make_form()
+    path = form_path(automation)
+    handler_cap = 2 * 1000 if fields == "files" else 0  # FILE_FIELDS: 2 files of 1,000 bytes at most
+    too_long = handler_cap + settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 64 * 1024 + 1
+    never_read = {"wsgi.input": _Unread()}
+    refused = client.generic(
+        "POST", path, b"", content_type="multipart/form-data; boundary=x", CONTENT_LENGTH=str(too_long), **never_read
+    )
+    assert refused.status_code == 413 and b"Too much was sent" in refused.content
+    undeclared = client.generic("POST", path, b"", content_type="multipart/form-data; boundary=x", CONTENT_LENGTH="")
+    assert undeclared.status_code == 411
+    assert not Run.objects.exists()
+    assert submit(client, path, {**GOOD, "note": "n"}).status_code == 303  # an ordinary submission still goes
