@@ -12,6 +12,7 @@ from datetime import datetime
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from automations import jsonsafe, runs
@@ -111,13 +112,21 @@ def queue_for_key(key: str) -> ApprovalQueue | None:
 
 def items_of(queue: ApprovalQueue) -> tuple[list[ItemView], list[ItemView]]:
     """The queue's pending items, oldest first (the order they came in), and its latest closed ones, newest first."""
-    undecided = list(_with_run_state(queue.items.filter(decision="")).order_by("created_at", "pk"))
     now = timezone.now()
+    # Bounded in SQL, whatever the queue's history: undecided items of waiting runs, not expired, are the pending
+    # ones (each checked again below); of the other undecided ones (expired, their run ended) the latest few.
+    waiting = (
+        queue.items.filter(decision="", run__status=Run.Status.WAITING)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .order_by("created_at", "pk")
+    )
     pending, closed = [], []
-    for item in undecided:
+    for item in _with_run_state(waiting)[:SHOWN_PENDING]:
         view = _view(item, _undecided_state(item, now))
         (pending if view.state == "pending" else closed).append(view)
-    pending = pending[:SHOWN_PENDING]
+    ended = queue.items.filter(decision="").exclude(pk__in=[view.id for view in pending])
+    for item in _with_run_state(ended).order_by("-created_at", "-pk")[:SHOWN_CLOSED]:
+        closed.append(_view(item, _undecided_state(item, now)))
     decided = queue.items.exclude(decision="").order_by("-decided_at", "-pk")[:SHOWN_CLOSED]
     closed = sorted(
         [*closed, *(_view(item, item.decision) for item in decided)],

@@ -12,6 +12,7 @@ import (STYLE.md 9): interfaces hands this module the function that places
 an item (served_by, in its AppConfig.ready()).
 """
 
+import json
 from collections.abc import Callable
 
 from automations import jsonsafe, waiting
@@ -32,6 +33,7 @@ SCHEMA = {
     },
 }
 
+DETAILS_LIMIT = 20_000
 # place(*, run, title, text, details, expires_at) -> {"item_id": ..., "public_key_id": ...}
 _place: Callable | None = None
 
@@ -52,6 +54,8 @@ def run(settings: dict, context) -> dict:
         details = jsonsafe.clean(settings.get("details"))
     except ValueError as error:
         raise StepFailed(f"its details could not be stored: {error}") from None
+    if len(json.dumps(details, ensure_ascii=False)) > DETAILS_LIMIT:  # every view of the queue shows them
+        raise StepFailed(f"its details are longer than {DETAILS_LIMIT} characters as JSON")
     placed = _place(run=context.run, title=title, text=text, details=details, expires_at=wait.until)
     wait.waiting_for.update(placed)
     raise wait

@@ -170,3 +170,30 @@ def test_a_web_service_call_that_reaches_an_approval_gets_202_and_the_item_waits
     run = Run.objects.get()
     assert (response.status_code, response.json()) == (202, {"status": "waiting", "run_id": run.pk})
     assert ApprovalItem.objects.get(run=run).title == "Refund order 9"
+
+
+def test_details_longer_than_the_queue_shows_fail_the_step(make_automation):
+    run = deliver(
+        make_automation(steps_with(details={"all": "{{trigger.body.blob}}"})), b'{"blob": "' + b"x" * 30_000 + b'"}'
+    )
+    assert run.status == Run.Status.FAILED and "details are longer than" in run.error
+    assert not ApprovalItem.objects.exists()
+
+
+def test_the_queue_reads_a_bounded_number_of_items_however_long_its_history(make_automation, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    automation = make_automation(steps_with(expires_after=60))
+    for order in range(6):
+        deliver(automation, b'{"order": %d}' % order)
+    ApprovalItem.objects.update(expires_at=timezone.now() - timedelta(seconds=1))  # all expired, none decided
+    live = deliver(automation, b'{"order": 99}')
+    monkeypatch.setattr(approvals, "SHOWN_CLOSED", 2)
+    with CaptureQueriesContext(connection) as queries:
+        pending, closed = approvals.items_of(ApprovalQueue.objects.get(automation=automation))
+    assert [view.id for view in pending] == [live.waiting_for["item_id"]]
+    assert len(closed) == 2 and {view.state for view in closed} == {"expired"}
+    assert all(
+        "LIMIT" in query["sql"] for query in queries.captured_queries if "interfaces_approvalitem" in query["sql"]
+    )
