@@ -137,3 +137,12 @@ _ONLY_FOR = {
     "max_bytes": ("file",),
     "accept": ("file",),
 }
+
+
+# What a form shows, the same for the hosted form (triggers/form.py) and a form a step asks (steps/form.py).
+FORM_PROPERTIES = {
+    "title": {"type": "string", "maxLength": 200},
+    "description": {"type": "string", "maxLength": 5000},
+    "submit_label": {"type": "string", "minLength": 1, "maxLength": 100},
+    "fields": FIELDS,
+}

@@ -27,10 +27,7 @@ SCHEMA = {
     "type": "object",
     "required": ["fields"],
     "properties": {
-        "title": {"type": "string", "maxLength": 200},
-        "description": {"type": "string", "maxLength": 5000},
-        "submit_label": {"type": "string", "minLength": 1, "maxLength": 100},
-        "fields": form_fields.FIELDS,
+        **form_fields.FORM_PROPERTIES,
         "to": {"enum": ["session", "link"]},
         # An address, or a {{ path }} giving one: the one-time link is mailed there.
         "email": {"type": "string", "minLength": 1, "maxLength": 254},

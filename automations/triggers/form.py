@@ -14,10 +14,7 @@ SCHEMA = {
     "type": "object",
     "required": ["fields"],
     "properties": {
-        "title": {"type": "string", "maxLength": 200},
-        "description": {"type": "string", "maxLength": 5000},
-        "submit_label": {"type": "string", "minLength": 1, "maxLength": 100},
-        "fields": form_fields.FIELDS,
+        **form_fields.FORM_PROPERTIES,
         "require_sign_in": {"type": "boolean"},
         "completion": {
             "type": "object",
