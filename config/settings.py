@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "automations",
     "hooks",
     "interfaces",
+    "oauth2_provider",
     "mcp_auth",
 ]
 
@@ -285,6 +286,25 @@ CHAT_MESSAGE_MAX_CHARS = env_int("CHAT_MESSAGE_MAX_CHARS", 2000, minimum=1)
 CHAT_MAX_BODY_BYTES = env_int("CHAT_MAX_BODY_BYTES", 16384, minimum=256)
 # How long a conversation token (and so a visitor's conversation) lasts after its widget page was first opened.
 CHAT_TOKEN_MAX_AGE_SECONDS = env_int("CHAT_TOKEN_MAX_AGE_SECONDS", 30 * 86400, minimum=60)
+
+# --- OAuth 2.1 server for MCP clients (django-oauth-toolkit; mcp_auth/) ------
+# The scopes an MCP client may ask for; "MCP Tools" is also a Django permission
+# (mcp_auth.use_mcp_tools) that staff grant to the users who may approve a client.
+MCP_SCOPES = {
+    "mcp:tools": "Run and inspect your automations",
+    "mcp:automation_builder": "Create and change your automations",
+}
+OAUTH2_PROVIDER = {
+    "SCOPES": MCP_SCOPES,
+    "DEFAULT_SCOPES": ["mcp:tools"],
+    "PKCE_REQUIRED": True,
+    # An access token lives an hour at most (issue 16); a refresh token a finite time.
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600, minimum=60, maximum=3600),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env_int("OAUTH_REFRESH_TOKEN_SECONDS", 30 * 86400, minimum=3600),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+}
 
 # --- Celery ---------------------------------------------------------------
 if REDIS_URL:

@@ -89,6 +89,9 @@ def test_helpers_read_typed_values(monkeypatch):
     monkeypatch.setenv("X_INT", "4.5")
     with pytest.raises(ImproperlyConfigured, match="X_INT"):
         env.env_int("X_INT", 0)
+    monkeypatch.setenv("X_INT", "7200")
+    with pytest.raises(ImproperlyConfigured, match="X_INT must be at most 3600"):
+        env.env_int("X_INT", 0, maximum=3600)
 
 
 def test_env_example_lists_every_variable_the_settings_and_the_web_processes_read():
