@@ -38,8 +38,18 @@ def server():
         assert process.poll() is None, process.stderr.read().decode()
         yield port, process
     finally:
-        process.terminate()
-        process.wait(10)
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Ask gunicorn to stop, reading its stderr meanwhile: a full pipe would hold its shutdown log forever."""
+    process.terminate()
+    try:
+        process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
 
 
 def _listeners(port: int) -> int:
@@ -129,8 +139,7 @@ def test_it_says_where_it_listens_and_leaves_no_control_socket_in_home(tmp_path)
             lines.append(line)
         wait_until(lambda: _listeners(port) == 2, 30, 0.2, "both processes to listen")
     finally:
-        process.terminate()
-        process.wait(10)
+        _stop(process)
     listening = [line for line in lines if "Listening at:" in line]
     assert len(listening) == 1 and f"Listening at: http://127.0.0.1:{port} (a socket per worker) (" in listening[0]
     assert not (tmp_path / ".gunicorn").exists()
