@@ -132,6 +132,8 @@ def widget_page(request: HttpRequest, key: str) -> HttpResponse:
             "token": chat_tokens.issue(automation_id=widget.automation.pk),
             "messages_url": reverse("chat_messages", args=[key]),
             "store": _store_name(key),
+            # The sites the frame may trade its token with by postMessage (static/chat.js): its frame-ancestors.
+            "frame_origins": " ".join(widget.allowed_origins),
             "max_chars": settings.CHAT_MESSAGE_MAX_CHARS,
         }
         response = render(request, "interfaces/chat.html", context)

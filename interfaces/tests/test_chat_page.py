@@ -194,3 +194,13 @@ def test_the_page_limit_lets_pages_through_when_its_counter_is_unreachable(clien
     monkeypatch.setattr(chat_limits, "get_usage", unreachable)
     _, key = make_chat()
     assert [client.get(f"/webchat/{key}").status_code for _ in range(3)] == [200, 200, 200]
+
+
+@pytest.mark.parametrize(
+    ("allowed", "named"),
+    [(None, "*"), (["https://shop.example", "https://*.example.org"], "https://shop.example https://*.example.org")],
+)
+def test_the_page_names_the_sites_its_frame_may_trade_its_token_with(client, make_chat, allowed, named):
+    _, key = make_chat(**({"allowed_origins": allowed} if allowed else {}))
+    body = client.get(f"/webchat/{key}").content.decode()
+    assert f'data-frame-origins="{named}"' in body  # static/chat.js: the same sites as its frame-ancestors
