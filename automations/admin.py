@@ -20,7 +20,9 @@ from publickeys import selectors as key_selectors
 class AutomationForm(forms.ModelForm):
     definition = forms.JSONField(
         initial=empty_definition,
-        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "style": "font-family: monospace"}),
+        # A class, not a style attribute: admin's pages are under the strict Content-Security-Policy, which refuses
+        # inline styles (config/page_headers.py); its rule is in static/flowgate-admin.css (every admin page).
+        widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "class": "definition-editor"}),
         help_text="The definition document: trigger, steps and settings (docs/automations.md).",
     )
 

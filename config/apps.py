@@ -16,3 +16,4 @@ class FlowgateConfig(AppConfig):
         checks.register(flowgate_checks.check_public_urls, "flowgate")
         checks.register(flowgate_checks.check_pgbouncer, "flowgate")
         checks.register(flowgate_checks.check_visibility_timeout, "flowgate")
+        checks.register(flowgate_checks.check_allowed_hosts, checks.Tags.security, "flowgate")

@@ -1,4 +1,4 @@
-"""System checks of settings that start-up accepts but that would hurt a deployment (flowgate.W001-W002, E001-E002)."""
+"""System checks of settings that start-up accepts but that would hurt a deployment (flowgate.W001-W003, E001-E002)."""
 
 from urllib.parse import urlsplit
 
@@ -103,5 +103,27 @@ def check_visibility_timeout(app_configs=None, **kwargs) -> list[checks.CheckMes
             f"{settings.DELIVERY_LEASE_SECONDS}: Redis would hand a running delivery's task to another worker.",
             hint="Set CELERY_VISIBILITY_TIMEOUT above DELIVERY_LEASE_SECONDS (defaults: 3600 and 300).",
             id="flowgate.W002",
+        )
+    ]
+
+
+def check_allowed_hosts(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """W003: ALLOWED_HOSTS holds "*", so Django's Host check lets every Host through.
+
+    Routing no longer depends on it (config/hosts.py: a Host the service does
+    not name is a white-label domain or serves nothing), but a request with a
+    made-up Host then gets a 404 where it got Django's 400, and a log full of
+    scanners' Hosts instead of DisallowedHost lines. White-label domains need
+    no entry: they pass the check when their account's row exists.
+    """
+    if "*" not in settings.ALLOWED_HOSTS:
+        return []
+    return [
+        checks.Warning(
+            'ALLOWED_HOSTS contains "*": every Host passes Django\'s Host check.',
+            hint="A Host that is not BASE_URL's, HOOKS_URL's, MCP_URL's or a white-label domain still reaches no "
+            "page (404 on every path), but list the service's own host names instead (the default when "
+            "ALLOWED_HOSTS is unset); white-label domains need no entry.",
+            id="flowgate.W003",
         )
     ]

@@ -1,15 +1,21 @@
 """Picks the URLconf from the request's Host, so each public host answers only its own paths.
 
 BASE_URL, HOOKS_URL and MCP_URL each have a URLconf; a host named by several
-of them gets one URLconf joining theirs (no path in the spec collides). Any
-other allowed host is a white-label domain and answers only the form trigger
-and chat widget paths.
+of them gets one URLconf joining theirs (no path in the spec collides).
+
+Any other Host is looked up as an account's white-label domain on every
+request, whatever ALLOWED_HOSTS says: a domain answers only the form trigger
+and chat widget paths (config/urls/whitelabel.py) for its own account, and a
+Host that is no account's domain answers nothing (404 on every path). So
+ALLOWED_HOSTS=["*"] or extra names listed there never open BASE_URL's routes
+(admin, sign-in, other accounts' pages) on a Host the service does not name;
+ALLOWED_HOSTS only decides which of those get Django's 400 instead of that 404.
 
 White-label domains are added in admin while the service runs, and
 ALLOWED_HOSTS is read once at start: WhiteLabelHostMiddleware, first of all,
-accepts a Host that ALLOWED_HOSTS refuses when it is an account's white-label
-domain (interfaces/domains.py), and sets request.white_label_owner_id to that
-account. Any other Host still gets Django's 400.
+also lets an account's white-label domain through the Host check when
+ALLOWED_HOSTS refuses it, and sets request.white_label_owner_id to that
+account (None on every other Host).
 """
 
 import functools
@@ -17,7 +23,7 @@ import types
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http.request import split_domain_port, validate_host
+from django.http.request import split_domain_port
 from django.utils.module_loading import import_string
 
 ROLE_URLCONFS = {
@@ -26,6 +32,8 @@ ROLE_URLCONFS = {
     "mcp": "config.urls.mcp",
 }
 WHITE_LABEL = "config.urls.whitelabel"
+# A Host that is neither a role host nor a white-label domain, yet allowed by ALLOWED_HOSTS: no path at all.
+NOWHERE = "config.urls.nowhere"
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
@@ -48,9 +56,9 @@ def roles_by_host(base_url: str, hooks_url: str, mcp_url: str) -> dict[str, tupl
 
 @functools.cache
 def urlconf_for(roles: tuple[str, ...]) -> types.ModuleType | str:
-    """A URLconf module joining the patterns of the given roles, built once."""
+    """A URLconf module joining the patterns of the given roles, built once; none: a URLconf of no path."""
     if not roles:
-        return WHITE_LABEL
+        return NOWHERE
     if len(roles) == 1:
         return ROLE_URLCONFS[roles[0]]
     module = types.ModuleType("config.urls.joined_" + "_".join(roles))
@@ -58,18 +66,27 @@ def urlconf_for(roles: tuple[str, ...]) -> types.ModuleType | str:
     return module
 
 
+def role_hosts() -> dict[str, tuple[str, ...]]:
+    """The service's own hosts (normalized) and the roles each serves."""
+    return roles_by_host(settings.BASE_URL, settings.HOOKS_URL, settings.MCP_URL)
+
+
 class HostRoutingMiddleware:
+    """Sets request.urlconf: a role host's, a white-label domain's, or one of no path (see the module)."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        hosts = roles_by_host(settings.BASE_URL, settings.HOOKS_URL, settings.MCP_URL)
-        request.urlconf = urlconf_for(hosts.get(normalize_host(request.get_host()), ()))
+        if getattr(request, "white_label_owner_id", None) is not None:
+            request.urlconf = WHITE_LABEL
+        else:
+            request.urlconf = urlconf_for(role_hosts().get(normalize_host(request.get_host()), ()))
         return self.get_response(request)
 
 
 class WhiteLabelHostMiddleware:
-    """Lets the request's Host through Django's host check when it is a white-label domain (see the module)."""
+    """Names the account of a white-label Host, and lets that Host through Django's host check (see the module)."""
 
     def __init__(self, get_response):
         from interfaces import domains
@@ -80,11 +97,12 @@ class WhiteLabelHostMiddleware:
     def __call__(self, request):
         request.white_label_owner_id = None
         host = request._get_raw_host()
+        normalized = normalize_host(host)
         name, _port = split_domain_port(host)
-        if not (name and validate_host(name, settings.ALLOWED_HOSTS)):
-            owner_id = self.owner_id_for_host(normalize_host(host)) if name else None
+        if name and normalized not in role_hosts():
+            owner_id = self.owner_id_for_host(normalized)
             if owner_id is not None:
                 request.white_label_owner_id = owner_id
-                # This request only: get_host() now answers the validated host instead of raising DisallowedHost.
+                # This request only: get_host() answers the domain even when ALLOWED_HOSTS does not list it.
                 request.get_host = lambda: host
         return self.get_response(request)

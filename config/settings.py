@@ -281,6 +281,8 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.Emai
 CHAT_RATE_CONVERSATION = env_rate("CHAT_RATE_CONVERSATION", "20/m")
 CHAT_RATE_WIDGET = env_rate("CHAT_RATE_WIDGET", "600/m")
 CHAT_RATE_IP = env_rate("CHAT_RATE_IP", "60/m")
+# Loads of widget pages per visitor address, all widgets together: each load issues a conversation token.
+CHAT_RATE_PAGE_IP = env_rate("CHAT_RATE_PAGE_IP", "60/m")
 # Longest visitor message, in characters; and the largest request body that carries one, in bytes (413 above).
 CHAT_MESSAGE_MAX_CHARS = env_int("CHAT_MESSAGE_MAX_CHARS", 2000, minimum=1)
 CHAT_MAX_BODY_BYTES = env_int("CHAT_MAX_BODY_BYTES", 16384, minimum=256)

@@ -1,4 +1,4 @@
-"""Rate limits of chat messages (django-ratelimit): per conversation, per widget and per visitor address.
+"""Rate limits of the chat widget (django-ratelimit): its messages, and loads of its page per visitor address.
 
 Each visitor message counts, in the shared cache, against three limits: the
 conversation's (a visitor typing fast, or a script on one token), the
@@ -8,6 +8,11 @@ opening many conversations). A widget's trigger may set its own rates
 (`limits`), the service's defaults being CHAT_RATE_CONVERSATION,
 CHAT_RATE_WIDGET and CHAT_RATE_IP. Polls are not counted: each is one
 indexed read, often a cache read alone, and counting it would cost as much.
+
+Each load of a widget page (GET or HEAD /webchat/{key}, of any widget, key
+found or not) counts against CHAT_RATE_PAGE_IP per visitor address: each load
+signs a new conversation token, so a script looping on the page would mint
+tokens (and cost a key lookup and a rendered page each) without limit.
 
 A counter that cannot be reached lets the message through (with a warning),
 as sign-in does: an outage of Redis should not silence every widget.
@@ -45,4 +50,23 @@ def retry_after(request: HttpRequest, *, widget: Widget, conversation: Conversat
             return None
         if usage and usage["should_limit"]:
             return max(1, usage["time_left"])
+    return None
+
+
+def page_retry_after(request: HttpRequest) -> int | None:
+    """Count this load of a widget page against the visitor address's limit; None while under it, else seconds."""
+    try:
+        usage = get_usage(
+            request,
+            group="chat-page:ip",
+            key=lambda group, request: client_key(request),
+            rate=settings.CHAT_RATE_PAGE_IP,
+            method=get_usage.ALL,
+            increment=True,
+        )
+    except Exception:  # noqa: BLE001
+        logger.warning("chat page counter unreachable; letting the page load", exc_info=True)
+        return None
+    if usage and usage["should_limit"]:
+        return max(1, usage["time_left"])
     return None

@@ -107,10 +107,23 @@ def _store_name(key: str) -> str:
 @require_safe
 @framed_by(_frame_ancestors)
 def widget_page(request: HttpRequest, key: str) -> HttpResponse:
-    """The widget (the frame embed.js opens, or a page of its own): a new conversation's token on each load."""
-    widget = _widget_or_404(request, key)
+    """The widget (the frame embed.js opens, or a page of its own): a new conversation's token on each load.
+
+    Past the per-address limit of page loads, a hit and a miss alike get the
+    429 page (no token); for a hit it is framed as the widget is, so the
+    visitor reads it in the site's frame.
+    """
+    wait = chat_limits.page_retry_after(request)
+    widget = chat.widget_for_key(key)
+    if widget is not None and not _served_here(request, widget.automation.owner_id):
+        widget = None
     request.chat_widget = widget  # for _frame_ancestors, once the page is rendered
-    if not widget.automation.enabled:
+    if wait is not None:
+        response = render(request, "interfaces/chat_too_many.html", {"title": widget and widget.title}, status=429)
+        response["Retry-After"] = str(wait)
+    elif widget is None:
+        raise Http404()
+    elif not widget.automation.enabled:
         response = render(request, "interfaces/chat_unavailable.html", {"title": widget.title}, status=503)
     else:
         context = {
@@ -119,6 +132,8 @@ def widget_page(request: HttpRequest, key: str) -> HttpResponse:
             "token": chat_tokens.issue(automation_id=widget.automation.pk),
             "messages_url": reverse("chat_messages", args=[key]),
             "store": _store_name(key),
+            # The sites the frame may trade its token with by postMessage (static/chat.js): its frame-ancestors.
+            "frame_origins": " ".join(widget.allowed_origins),
             "max_chars": settings.CHAT_MESSAGE_MAX_CHARS,
         }
         response = render(request, "interfaces/chat.html", context)

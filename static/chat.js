@@ -2,7 +2,9 @@
    The conversation token travels in the X-Chat-Token header, never in a URL, and is kept in this frame's own
    storage (not a cookie: the frame is usually on another site's page), so a reload keeps the conversation. A
    browser that refuses storage to third-party frames gets it kept by embed.js in the site's own storage instead,
-   asked for and handed over by postMessage (docs/interfaces.md).
+   asked for and handed over by postMessage, only with a parent page of a site the widget allows (data-frame-origins,
+   the same list as the page's frame-ancestors): a token from any other parent is ignored, and the token is never
+   posted to one (docs/interfaces.md).
    Polling, not server-sent events: an open stream would hold one of the web process's few threads per visitor.
    Right after the visitor sends (for EXPECTING ms) it polls every SOON ms, when a reply is most likely; then every
    FAST ms while the conversation is active (a message in the last ACTIVE ms), so a reply shows within a second of
@@ -35,13 +37,38 @@
     return null;
   }
   var framed = window.parent !== window, parentOrigin = null;
+  var frameOrigins = (root.getAttribute("data-frame-origins") || "").split(" ").filter(Boolean);
+
+  // Whether origin (scheme://host[:port], as event.origin reads) is a site the widget's owner allows to show it:
+  // the page's frame-ancestors, checked here again for a browser or a proxy that does not apply that header.
+  // "*" is any web page; "https://*.example.org" any subdomain of example.org; http:// also allows https://.
+  function allowedParent(origin) {
+    var parts = /^(https?):\/\/([^/]+)$/.exec(origin || "");
+    if (!parts) { return false; }  // "null" (sandboxed or file: parents), data:, blob:
+    return frameOrigins.some(function (pattern) {
+      if (pattern === "*") { return true; }
+      var allowed = /^(https?):\/\/(\*\.)?([^/]+)$/.exec(pattern);
+      if (!allowed || (allowed[1] !== parts[1] && !(allowed[1] === "http" && parts[1] === "https"))) { return false; }
+      if (!allowed[2]) { return parts[2] === allowed[3]; }
+      var suffix = "." + allowed[3];
+      return parts[2].length > suffix.length && parts[2].slice(-suffix.length) === suffix;
+    });
+  }
+  // The parent page's origin where the browser tells it (Chromium, Safari); null where it does not (Firefox) or
+  // hides it ("null" under the frame's no-referrer policy): then only the origin of the answer tells.
+  function knownParentOrigin() {
+    var ancestors = window.location.ancestorOrigins;
+    return ancestors && ancestors.length && ancestors[0] !== "null" ? ancestors[0] : null;
+  }
 
   function saved() {
     if (storage) {
       try { return Promise.resolve(storage.getItem(storeName)); } catch (error) { return Promise.resolve(null); }
     }
-    if (!framed) { return Promise.resolve(null); }
+    var known = framed ? knownParentOrigin() : null;
+    if (!framed || (known !== null && !allowedParent(known))) { return Promise.resolve(null); }
     // Ask embed.js on the site's page for the token it keeps; without an answer soon, start a new conversation.
+    // The question carries nothing; the answer counts only from the parent window, on a site the widget allows.
     return new Promise(function (resolve) {
       var timer = window.setTimeout(function () { finish(null); }, 1000);
       function finish(value) {
@@ -51,17 +78,18 @@
       }
       function answered(event) {
         if (event.source !== window.parent || !event.data || event.data.type !== "flowgate-chat:token") { return; }
+        if (!allowedParent(event.origin) || (known !== null && event.origin !== known)) { return; }
         parentOrigin = event.origin;
         finish(typeof event.data.token === "string" ? event.data.token : null);
       }
       window.addEventListener("message", answered);
-      window.parent.postMessage({ type: "flowgate-chat:token?" }, "*");
+      window.parent.postMessage({ type: "flowgate-chat:token?" }, known || "*");
     });
   }
   function save(value) {
     if (storage) {
       try { storage.setItem(storeName, value); } catch (error) { /* memory only */ }
-    } else if (parentOrigin) {  // only to the page that answered, never to whatever frames it next
+    } else if (parentOrigin) {  // only to the allowed page that answered, never to whatever frames it next
       window.parent.postMessage({ type: "flowgate-chat:keep", token: value }, parentOrigin);
     }
   }

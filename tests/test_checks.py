@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 from django.core import checks
 
-from config.checks import check_pgbouncer, check_public_urls, check_url_key_secret, check_visibility_timeout
+from config.checks import (
+    check_allowed_hosts,
+    check_pgbouncer,
+    check_public_urls,
+    check_url_key_secret,
+    check_visibility_timeout,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,6 +104,20 @@ def test_no_visibility_timeout_to_check_on_the_embedded_broker(settings):
     assert check_visibility_timeout() == []
 
 
+@pytest.mark.parametrize("allowed", [["*"], ["app.example.com", "*"]])
+def test_allowed_hosts_of_any_host_is_a_warning(settings, allowed):
+    settings.ALLOWED_HOSTS = allowed
+    [warning] = check_allowed_hosts()
+    assert (warning.id, warning.level) == ("flowgate.W003", checks.WARNING)
+    assert "white-label domains need no entry" in warning.hint
+    assert flowgate_ids() == ["flowgate.W003"]
+
+
+def test_allowed_hosts_naming_hosts_passes(settings):
+    settings.ALLOWED_HOSTS = ["app.example.com", ".example.org"]
+    assert check_allowed_hosts() == []
+
+
 def manage_check(environment: dict, tmp_path) -> subprocess.CompletedProcess:
     kept = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DEBUG", "URL_KEY_SECRET")}
     environment = {
@@ -126,6 +146,12 @@ def test_manage_check_warns_of_a_url_key_secret_left_to_its_default(tmp_path):
     assert result.returncode == 0
     assert "(flowgate.W001) URL_KEY_SECRET is SECRET_KEY" in result.stderr
     assert "flowgate.E" not in result.stderr
+
+
+def test_manage_check_warns_of_allowed_hosts_of_any_host(tmp_path):
+    result = manage_check({"ALLOWED_HOSTS": "*", "URL_KEY_SECRET": "u" * 50}, tmp_path)
+    assert result.returncode == 0
+    assert '(flowgate.W003) ALLOWED_HOSTS contains "*"' in result.stderr
 
 
 def test_a_malformed_pgbouncer_version_stops_start_up(tmp_path):

@@ -158,3 +158,49 @@ def test_the_widget_speaks_the_visitors_language(client, make_chat):
     script = client.get(f"/webchat/embed.js?key={key}", headers={"Accept-Language": "de"})
     assert "Chat schließen" in script.content.decode()
     assert "Accept-Language" in script["Vary"]  # a shared cache keeps one script per language
+
+
+def test_page_loads_past_the_per_ip_limit_get_429_with_retry_after_and_no_token(client, make_chat, settings):
+    settings.CHAT_RATE_PAGE_IP = "2/m"
+    _, key = make_chat(allowed_origins=["https://shop.example"])
+    assert client.get(f"/webchat/{key}").status_code == 200
+    assert client.get(f"/webchat/{key}").status_code == 200
+    refused = client.get(f"/webchat/{key}")
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert b"data-token" not in refused.content and b"Too many requests" in refused.content
+    assert refused["Cache-Control"] == "no-store"
+    assert frame_ancestors(refused) == "https://shop.example"  # the message shows in the site's frame
+
+
+def test_the_page_limit_counts_every_widget_and_miss_of_one_address_and_spares_others(client, make_chat, settings):
+    settings.CHAT_RATE_PAGE_IP = "2/m"
+    _, first = make_chat()
+    _, second = make_chat()
+    assert client.get("/webchat/" + "A" * 32).status_code == 404
+    assert client.get(f"/webchat/{first}").status_code == 200
+    assert client.get(f"/webchat/{second}").status_code == 429
+    assert client.get("/webchat/" + "A" * 32).status_code == 429  # a miss past the limit looks like a hit
+    assert client.get(f"/webchat/{second}", REMOTE_ADDR="203.0.113.9").status_code == 200
+
+
+def test_the_page_limit_lets_pages_through_when_its_counter_is_unreachable(client, make_chat, settings, monkeypatch):
+    from interfaces import chat_limits
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("redis down")
+
+    settings.CHAT_RATE_PAGE_IP = "1/m"
+    monkeypatch.setattr(chat_limits, "get_usage", unreachable)
+    _, key = make_chat()
+    assert [client.get(f"/webchat/{key}").status_code for _ in range(3)] == [200, 200, 200]
+
+
+@pytest.mark.parametrize(
+    ("allowed", "named"),
+    [(None, "*"), (["https://shop.example", "https://*.example.org"], "https://shop.example https://*.example.org")],
+)
+def test_the_page_names_the_sites_its_frame_may_trade_its_token_with(client, make_chat, allowed, named):
+    _, key = make_chat(**({"allowed_origins": allowed} if allowed else {}))
+    body = client.get(f"/webchat/{key}").content.decode()
+    assert f'data-frame-origins="{named}"' in body  # static/chat.js: the same sites as its frame-ancestors
