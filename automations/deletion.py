@@ -29,7 +29,7 @@ from django.db import OperationalError, transaction
 from django.db.models import CASCADE
 from django.db.models.deletion import get_candidate_relations_to_delete
 
-from automations import lifecycle, runs, triggers
+from automations import runs, triggers
 from automations.models import Automation
 
 ENDED_BY_DELETION = "the automation was deleted"
@@ -81,7 +81,5 @@ def _deleted_while_off(automation_id: int) -> bool:
             relation.related_model._base_manager.filter(**{relation.field.name: automation_id}).delete()
     automation = Automation.objects.select_for_update().get(pk=automation_id)
     triggers.of(automation).delete(automation)
-    automation.delete()  # its keys with it (Automation.public_keys)
-    automation.pk = automation_id  # for the listeners of "deleted"
-    lifecycle.emit("deleted", automation)
+    automation.delete()  # its keys with it (Automation.public_keys); "deleted" is heard once it commits (lifecycle)
     return True

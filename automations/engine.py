@@ -48,7 +48,8 @@ def advance(
     run.status, run.error, run.waiting_for, run.resume_at, run.answer = Run.Status.SUCCEEDED, "", None, None, None
     # Runs started before runs kept their definition (migration 0003) go on with the automation's.
     definition = run.definition or automation.definition
-    for step in definition.get("steps", [])[len(done) :]:
+    for position, step in enumerate(definition.get("steps", [])[len(done) :], start=len(done)):
+        context.position, context.step_id = position, step["id"]
         record = {"id": step["id"], "kind": step["kind"]}
         records.append(record)
         settings = {name: value for name, value in step.items() if name not in ("id", "kind")}

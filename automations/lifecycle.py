@@ -7,8 +7,15 @@ a change that is rolled back and may start its own transactions.
 automations imports none of the apps that build on it (STYLE.md 9); they
 register here in their AppConfig.ready() instead, e.g. hooks replays kept
 deliveries when an automation is turned on.
+
+"deleted" is heard for every automation row deleted, however it goes: the
+service (automations.deletion), its owner's account deleted in admin or by
+code, a queryset delete. The latter cascade through Django's collector and
+pass no service, so the event is sent from the one point every delete
+passes, Django's post_delete of the row (connected in AppConfig.ready()).
 """
 
+import copy
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -29,3 +36,8 @@ def emit(event: str, automation) -> None:
     assert event in EVENTS, event
     for listener in _listeners[event]:
         transaction.on_commit(lambda listener=listener: listener(automation), robust=True)
+
+
+def row_deleted(sender, instance, **kwargs) -> None:
+    """post_delete of an Automation: "deleted", with a copy that keeps its pk (the collector then clears the row's)."""
+    emit("deleted", copy.copy(instance))

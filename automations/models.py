@@ -110,6 +110,29 @@ class Run(models.Model):
         return f"run {self.pk} of {self.automation_id}: {self.status}"
 
 
+class StepEffect(models.Model):
+    """What one step of one run did outside the run (a link issued and mailed, an approval item placed).
+
+    Kept per (run, step position) as soon as it is done, so that a step run
+    a second time for the same run finds it instead of acting again: a
+    worker lost after the step acted, before the run was saved as waiting,
+    gives the run back and the step runs again (automations/effects.py).
+    data holds ids and times, never a key in clear.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="step_effects")
+    position = models.PositiveSmallIntegerField(help_text="The step's index in the run's definition.")
+    step = models.CharField(max_length=100, help_text="The step's id, for whoever reads the row.")
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "position"], name="one_effect_per_run_step")]
+
+    def __str__(self) -> str:
+        return f"effect of step {self.step} of run {self.run_id}"
+
+
 class LookupRow(models.Model):
     """A row of a lookup table, scoped to one automation or shared by its owner's account (automation null)."""
 

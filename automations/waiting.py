@@ -14,13 +14,14 @@ The step raises `person_wait(...)`, and its resume() begins with
 running out resumes a step (automations.runs.answer never records None).
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.utils import timezone
 
 from automations.steps import StepFailed, Wait
 
 MAX_DAYS = 365
+FROM_SETTINGS = object()
 
 EXPIRY_PROPERTIES = {
     "expires_after": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_DAYS * 86400},
@@ -38,10 +39,20 @@ EXPIRY_PROPERTIES = {
 }
 
 
-def person_wait(kind: str, settings: dict, **waiting_for) -> Wait:
-    """The Wait a step raises to ask a person; waiting_for is what Execution History shows (no key in clear)."""
+def expiry(settings: dict) -> datetime | None:
+    """When a wait for a person that starts now expires: now plus its expires_after, or None (it never does)."""
     expires_after = settings.get("expires_after")
-    until = timezone.now() + timedelta(seconds=expires_after) if expires_after else None
+    return timezone.now() + timedelta(seconds=expires_after) if expires_after else None
+
+
+def person_wait(kind: str, settings: dict, *, expires: str | None | object = FROM_SETTINGS, **waiting_for) -> Wait:
+    """The Wait a step raises to ask a person; waiting_for is what Execution History shows (no key in clear).
+
+    expires: the ISO time the wait expires at, as a first execution of the
+    step recorded it (automations/effects.py: a step run again keeps its
+    first expiry); by default expiry(settings).
+    """
+    until = expiry(settings) if expires is FROM_SETTINGS else _parsed(expires)
     return Wait(
         {
             "kind": kind,
@@ -59,3 +70,11 @@ def expired_output(waiting_for: dict):
     if isinstance(on_expiry, dict) and "continue_with" in on_expiry:
         return on_expiry["continue_with"]
     raise StepFailed(f"nobody answered before it expired at {waiting_for.get('expires_at')}")
+
+
+def iso(when: datetime | None) -> str | None:
+    return when.isoformat() if when else None
+
+
+def _parsed(when: str | None) -> datetime | None:
+    return datetime.fromisoformat(when) if when else None

@@ -274,6 +274,14 @@ FORM_FILE_MAX_BYTES = env_int("FORM_FILE_MAX_BYTES", 10 * 1024 * 1024, minimum=1
 # Who sends the one-time form links a form step emails.
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "flowgate@localhost")
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# The SMTP server of django.core.mail.backends.smtp.EmailBackend. A timeout, so that a mail server that stops
+# answering fails the step instead of holding a worker until its lease runs out (Django's default waits forever).
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30, minimum=1)
 
 # --- Chat widget (SPEC 4.3; docs/interfaces.md "Chat widget") --------------
 # Visitor messages allowed per conversation, per widget and per visitor address (a widget's trigger may

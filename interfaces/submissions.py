@@ -6,6 +6,11 @@ add, so that of two racing POSTs one claims it) and, once its run is
 committed, records the run's id there. Any later POST of the same page
 starts nothing and is sent to that run's session page. A cache that cannot
 be reached claims nothing and lets every POST through.
+
+The claim lives PENDING_SECONDS until the run's id replaces it: a process
+that dies between the claim and its run's commit (killed, its request cut
+off) leaves a claim nobody will complete, and the page must be sendable
+again soon, not after a day. The run's id, once there, is kept SECONDS.
 """
 
 import hashlib
@@ -15,6 +20,9 @@ from django.core.cache import cache
 
 logger = logging.getLogger(__name__)
 SECONDS = 24 * 3600  # as long as a shown time is accepted
+# What a POST does after its claim (keep its files, commit its run) takes well under a second; a claim left this
+# long belongs to a POST that will never finish, and the page may start its run again.
+PENDING_SECONDS = 30
 PENDING = 0
 
 
@@ -23,9 +31,9 @@ def _key(page: str) -> str:
 
 
 def claim(page: str) -> bool:
-    """True for the first POST of this page, False for any later one."""
+    """True for the first POST of this page (or the first after an unfinished one's claim ran out), else False."""
     try:
-        return cache.add(_key(page), PENDING, SECONDS)
+        return cache.add(_key(page), PENDING, PENDING_SECONDS)
     except Exception:
         logger.warning("form page claims unreachable; letting the submission through", exc_info=True)
         return True
@@ -47,7 +55,7 @@ def release(page: str) -> None:
 
 
 def first_run_id(page: str) -> int | None:
-    """The run the page's first POST started; None while it is being started."""
+    """The run the page's first POST started; None while it is being started (or its claim has just run out)."""
     try:
         return cache.get(_key(page)) or None
     except Exception:

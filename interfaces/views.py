@@ -34,6 +34,9 @@ LOGIN_URL = "/login"
 # fields costs most of a form's GET (benchmarks/RESULTS.md). Only what every visitor sees alike is kept.
 _blank_fields = process_cache.named("blank-form-fields", max_size=1000, seconds=300)
 SESSION_REFRESH_SECONDS = 2
+# A page sent again while its first POST is still being started: usually done within a second; at worst the first
+# POST died and its claim runs out (submissions.PENDING_SECONDS), after which sending the page again starts its run.
+SENDING_RETRY_SECONDS = 5
 
 
 def see_other(location: str) -> HttpResponse:
@@ -107,8 +110,10 @@ def _sent_already(request, page: str):
     """A page sent a second time (a double click, a resend): to the first one's session page, starting nothing."""
     run_id = submissions.first_run_id(page)
     session_key = key_of(purpose=PublicKey.Purpose.FORM_SESSION, target=Run(pk=run_id)) if run_id else None
-    if session_key is None:  # the first is still being started
-        return render(request, "interfaces/form_done.html", {"message": ""})
+    if session_key is None:  # the first is still being started, or died before its run was committed
+        response = render(request, "interfaces/form_sending.html", status=409)
+        response["Retry-After"] = str(SENDING_RETRY_SECONDS)
+        return response
     return _to_session(request, session_key)
 
 

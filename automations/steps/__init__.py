@@ -62,6 +62,8 @@ class StepContext:
     deadline: float | None = None  # time.monotonic() by which the run must have ended
     past_deadline: str = WAIT_TIMED_OUT  # the step's error once the deadline has passed
     run: "object | None" = None  # the Run being advanced: a step that asks a person ties its link to it
+    position: int | None = None  # the running step's index in the run's definition (automations/effects.py)
+    step_id: str | None = None  # and its id
 
     def seconds_left(self, wanted: float) -> float:
         """wanted, or less when the run's deadline is nearer; StepFailed once it has passed."""

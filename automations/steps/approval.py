@@ -15,7 +15,7 @@ an item (served_by, in its AppConfig.ready()).
 import json
 from collections.abc import Callable
 
-from automations import jsonsafe, waiting
+from automations import effects, jsonsafe, waiting
 from automations.steps import StepFailed
 
 KIND = "approval"
@@ -49,15 +49,27 @@ def run(settings: dict, context) -> dict:
         raise StepFailed("approval queues are not served by this installation")
     title = _text(settings["title"], TITLE_LIMIT) or "Approval"
     text = _text(settings.get("text", ""), TEXT_LIMIT)
-    wait = waiting.person_wait(KIND, settings, title=title)
     try:
         details = jsonsafe.clean(settings.get("details"))
     except ValueError as error:
         raise StepFailed(f"its details could not be stored: {error}") from None
     if len(json.dumps(details, ensure_ascii=False)) > DETAILS_LIMIT:  # every view of the queue shows them
         raise StepFailed(f"its details are longer than {DETAILS_LIMIT} characters as JSON")
-    placed = _place(run=context.run, title=title, text=text, details=details, expires_at=wait.until)
-    wait.waiting_for.update(placed)
+
+    def place() -> dict:
+        until = waiting.expiry(settings)
+        placed = _place(run=context.run, title=title, text=text, details=details, expires_at=until)
+        return {
+            "item_id": placed["item_id"],
+            "public_key_id": placed["public_key_id"],
+            "expires_at": waiting.iso(until),
+        }
+
+    # Run again for the same run (its worker lost before the run was saved as waiting), the step finds the item it
+    # placed then and waits on it: a second item would ask the approvers twice.
+    placed = effects.once(context, place)
+    wait = waiting.person_wait(KIND, settings, expires=placed["expires_at"], title=title)
+    wait.waiting_for.update(item_id=placed["item_id"], public_key_id=placed["public_key_id"])
     raise wait
 
 

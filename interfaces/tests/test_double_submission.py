@@ -3,6 +3,7 @@ one-time link answer the run once (real threads, each with its own PostgreSQL co
 
 import re
 import threading
+import time
 
 import pytest
 from django.db import connections
@@ -10,7 +11,7 @@ from django.test import Client
 
 from automations import runs
 from automations.models import Run
-from interfaces import spam
+from interfaces import spam, submissions
 from interfaces.tests.conftest import form_path, shown_token
 
 GOOD = {"email": "ada@example.com", "topic": "sales"}
@@ -53,7 +54,7 @@ def test_a_double_click_racing_on_real_threads_starts_one_run(make_form):
     data = {spam.SHOWN: shown_token(Client(), path), **GOOD}
     codes = race(lambda: Client().post(path, data), lambda: Client().post(path, data))
     assert Run.objects.count() == 1
-    assert 303 in codes and set(codes) <= {200, 303}  # the second: to the session page, or "sent" while pending
+    assert 303 in codes and set(codes) <= {303, 409}  # the second: to the session page, or "still sending"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -74,3 +75,66 @@ def test_two_answers_racing_on_a_session_form_answer_the_run_once(make_form):
     assert run.answer in ({"size": "S"}, {"size": "L"})
     assert runs.resume(run.pk) and Run.objects.get().steps[0]["output"] == run.answer
     assert re.search(r"Thank you", Client().get(session).content.decode())
+
+
+@pytest.mark.django_db
+def test_a_page_sent_again_while_its_first_is_being_started_says_to_try_again_in_a_moment(client, make_form):
+    path = form_path(make_form())
+    data = {spam.SHOWN: shown_token(client, path), **GOOD}
+    assert submissions.claim(data[spam.SHOWN])  # a first POST of this page, between its claim and its run's commit
+    response = client.post(path, data)
+    assert response.status_code == 409 and response["Retry-After"] == "5"
+    assert b"still being sent" in response.content and b"Thank you" not in response.content
+    german = client.post(path, data, HTTP_ACCEPT_LANGUAGE="de")
+    assert german.status_code == 409 and "Wird noch gesendet" in german.content.decode()
+    assert not Run.objects.exists()
+
+
+class Timeouts:
+    """The cache, noting the life each write of a claim is given."""
+
+    def __init__(self, cache):
+        self.cache, self.lives = cache, []
+
+    def add(self, key, value, timeout):
+        self.lives.append(("add", timeout))
+        return self.cache.add(key, value, timeout)
+
+    def set(self, key, value, timeout):
+        self.lives.append(("set", timeout))
+        return self.cache.set(key, value, timeout)
+
+    def __getattr__(self, name):
+        return getattr(self.cache, name)
+
+
+@pytest.mark.django_db
+def test_a_claim_lives_seconds_and_the_run_it_started_a_day(client, make_form, monkeypatch):
+    timeouts = Timeouts(submissions.cache)
+    monkeypatch.setattr(submissions, "cache", timeouts)
+    path = form_path(make_form())
+    assert client.post(path, {spam.SHOWN: shown_token(client, path), **GOOD}).status_code == 303
+    (claimed, claim_life), (kept, run_life) = timeouts.lives
+    assert (claimed, kept) == ("add", "set")
+    assert 0 < claim_life <= 60 and run_life == 24 * 3600
+
+
+@pytest.mark.django_db
+def test_a_page_whose_first_post_died_after_its_claim_can_be_sent_again_once_the_claim_runs_out(
+    client, make_form, monkeypatch
+):
+    """The process of the first POST was killed between its claim and its run's commit: nothing releases the claim."""
+    monkeypatch.setattr(submissions, "PENDING_SECONDS", 1)
+    path = form_path(make_form())
+    data = {spam.SHOWN: shown_token(client, path), **GOOD}
+    assert submissions.claim(data[spam.SHOWN])  # and then the process died
+    assert client.post(path, data).status_code == 409
+    deadline = time.monotonic() + 30
+    while not submissions.claim(data[spam.SHOWN]):  # until the cache lets the dead POST's claim go
+        assert time.monotonic() < deadline, "the claim of a dead POST never ran out"
+        time.sleep(0.2)
+    submissions.release(data[spam.SHOWN])  # the probe's own claim
+    sent = client.post(path, data)
+    assert sent.status_code == 303 and Run.objects.count() == 1
+    again = client.post(path, data)
+    assert again.status_code == 303 and again["Location"] == sent["Location"] and Run.objects.count() == 1

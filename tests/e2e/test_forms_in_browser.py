@@ -144,3 +144,24 @@ def test_a_hosted_form_fits_a_phone_and_speaks_german(stack, phone_page, owner):
     phone_page.open(on(stack, automation_services.form_url(automation)), "hosted-form-phone-german")
     assert_fits_the_screen(phone_page)
     assert phone_page.raw.get_by_role("button", name="Senden").is_visible()
+
+
+def test_a_page_sent_again_while_its_first_post_is_being_started_says_it_is_still_sending(tmp_path, page, owner):
+    from interfaces import spam, submissions
+
+    stack = Stack(tmp_path, FORM_MIN_FILL_SECONDS="0")
+    stack.start_web()
+    try:
+        automation = automation_services.create_automation(
+            owner=owner, name="Shirts", definition={"trigger": FORM, "steps": []}, enabled=True
+        )
+        page.open(on(stack, automation_services.form_url(automation)), "hosted-form")
+        shown = page.raw.locator(f'input[name="{spam.SHOWN}"]').input_value()
+        assert submissions.claim(shown)  # the first POST of this page, still being started (or died meanwhile)
+        page.raw.get_by_label("Email").fill("ada@example.com")
+        page.raw.get_by_role("button", name="Send").click()
+        page.check("still-sending")
+        assert page.raw.get_by_role("heading", name="Still sending").is_visible()
+        assert not Run.objects.exists()
+    finally:
+        stack.stop()
