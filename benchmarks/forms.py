@@ -87,6 +87,13 @@ def main() -> None:
         p99 = statistics.median(r["p99_ms"] for r in runs)
         errors = sum(r["errors"] for r in runs)
         print(f"| {name} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {rps / empty:.0%} | {errors} |")
+    # The machine is shared: each round's own ratios, whose cases ran one after the other, drift least.
+    print("\nper round, vs the empty view of the same round (GET, POST):")
+    for i, empty_run in enumerate(results["empty view (/healthz)"]):
+        get, post = (results[name][i]["rps"] / empty_run["rps"] for name in list(results)[1:])
+        print(f"  round {i + 1}: {get:.0%}, {post:.0%} (empty view {empty_run['rps']:.0f}/s)")
+    with open("/proc/loadavg") as loadavg:
+        print(f"load average at the end (1, 5, 15 min): {' '.join(loadavg.read().split()[:3])}")
 
 
 if __name__ == "__main__":
