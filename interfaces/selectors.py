@@ -30,6 +30,7 @@ FORM_MEMORY_SECONDS = 5.0
 # Keyed by the key's digest: the key itself is never kept, even in memory. The automation kept is shared by the
 # process's threads and must be read only.
 _remembered_forms = process_cache.named("interfaces.form_automations", max_size=10_000, seconds=FORM_MEMORY_SECONDS)
+_forgets = 0  # how often this process forgot its forms: a read that began before the last forget is not kept
 
 
 def form_automation(key: str, *, fresh: bool = False) -> Automation | None:
@@ -42,17 +43,21 @@ def form_automation(key: str, *, fresh: bool = False) -> Automation | None:
     remembered_as = crypto.digest(key)
     if not fresh and (remembered := _remembered_forms.get(remembered_as)) is not None:
         return remembered
+    forgets_before = _forgets
     automation_id = target_id_for_key(purpose=PublicKey.Purpose.FORM, key=key)
     automation = Automation.objects.filter(pk=automation_id or NO_ROW).first()
     if automation is None or automation.definition.get("trigger", {}).get("type") != "form":
         _remembered_forms.pop(remembered_as)
         return None
-    _remembered_forms.set(remembered_as, automation)
+    if forgets_before == _forgets:  # else a change committed while this read was under way: it may predate it
+        _remembered_forms.set(remembered_as, automation)
     return automation
 
 
 def forget_form_automations(_automation=None) -> None:
     """Every hosted form is read again at its next request (a lifecycle listener: the automation is not needed)."""
+    global _forgets
+    _forgets += 1
     _remembered_forms.clear()
 
 

@@ -179,3 +179,20 @@ def test_a_signed_in_visitor_s_page_names_them_after_a_signed_out_one_was_rememb
     client.force_login(owner)
     page = client.get(path).content.decode()
     assert owner.get_username() in page and "Sign out" in page
+
+
+def test_a_read_under_way_while_a_change_commits_is_not_remembered(client, make_form, clock, monkeypatch):
+    path = form_path(make_form())
+    real_lookup = selectors.target_id_for_key
+
+    def lookup_then_a_change_commits(**kwargs):
+        found = real_lookup(**kwargs)
+        selectors.forget_form_automations()  # admin's save commits between this read's two queries
+        return found
+
+    monkeypatch.setattr(selectors, "target_id_for_key", lookup_then_a_change_commits)
+    assert client.get(path).status_code == 200
+    monkeypatch.setattr(selectors, "target_id_for_key", real_lookup)
+    with CaptureQueriesContext(connection) as seen:
+        assert client.get(path).status_code == 200
+    assert len(seen.captured_queries) == 2  # read again: what the first read saw may predate the change
