@@ -1,4 +1,4 @@
-"""What other apps do when an automation is turned on or off, reset or deleted.
+"""What other apps do when an automation is turned on or off, updated (definition, name, owner, URLs), reset or deleted.
 
 Every event fires at one point: once the transaction that made the change
 has committed (at once outside a transaction), so a listener never acts on
@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from django.db import transaction
 
-EVENTS = ("turned_on", "turned_off", "reset", "deleted")
+EVENTS = ("turned_on", "turned_off", "updated", "reset", "deleted")
 _listeners: dict[str, list[Callable]] = defaultdict(list)
 
 

@@ -69,6 +69,7 @@ def update_automation(
         if automation.enabled:
             before.deactivate(automation)
             after.activate(automation)
+    lifecycle.emit("updated", automation)
     return automation
 
 
@@ -135,6 +136,7 @@ def issue_new_urls(*, automation: Automation) -> None:
     hooks.selectors.HOOK_KEY_MEMORY_SECONDS.
     """
     _issue_urls(Automation.objects.select_for_update().get(pk=automation.pk))
+    lifecycle.emit("updated", automation)
 
 
 def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:

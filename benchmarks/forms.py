@@ -1,6 +1,7 @@
 """Hosted forms beside an empty Django view, same gunicorn, PostgreSQL and Redis (docs/interfaces.md, "Forms").
 
 Run: .venv/bin/python benchmarks/forms.py [--seconds 10] [--rounds 3] [--connections 8]
+     [--port 8933] [--database flowgate_bench_forms] [--redis-db 2]
 Cases: the empty view (/healthz: the same middleware and host routing, no
 database), GET of a hosted form (its key's lookup, the automation's row, the
 page rendered with its CSRF token and signed shown time), and a form POST
@@ -40,16 +41,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--port", type=int, default=PORT)
+    parser.add_argument("--database", default="flowgate_bench_forms")
+    parser.add_argument("--redis-db", default="2")
     args = parser.parse_args()
 
-    env = bench_env("flowgate_bench_forms", PORT)
+    env = bench_env(args.database, args.port)
+    env["REDIS_URL"] = f"redis://127.0.0.1:6379/{args.redis_db}"
     env.update(FORM_MIN_FILL_SECONDS="0", FORM_RATE_IP="100000000/s", FORM_RATE_FORM="100000000/s")
-    subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)
+    subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
     manage(env, "migrate", "--noinput")
     form_url = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
-    server = start_gunicorn(env, PORT)
+    server = start_gunicorn(env, args.port)
     try:
-        base = f"http://127.0.0.1:{PORT}"
+        base = f"http://127.0.0.1:{args.port}"
         form = base + urllib.parse.urlsplit(form_url).path
         jar = CookieJar()
         page = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar)).open(form).read().decode()
@@ -82,6 +87,13 @@ def main() -> None:
         p99 = statistics.median(r["p99_ms"] for r in runs)
         errors = sum(r["errors"] for r in runs)
         print(f"| {name} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {rps / empty:.0%} | {errors} |")
+    # The machine is shared: each round's own ratios, whose cases ran one after the other, drift least.
+    print("\nper round, vs the empty view of the same round (GET, POST):")
+    for i, empty_run in enumerate(results["empty view (/healthz)"]):
+        get, post = (results[name][i]["rps"] / empty_run["rps"] for name in list(results)[1:])
+        print(f"  round {i + 1}: {get:.0%}, {post:.0%} (empty view {empty_run['rps']:.0f}/s)")
+    with open("/proc/loadavg") as loadavg:
+        print(f"load average at the end (1, 5, 15 min): {' '.join(loadavg.read().split()[:3])}")
 
 
 if __name__ == "__main__":

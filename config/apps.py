@@ -10,6 +10,9 @@ class FlowgateConfig(AppConfig):
 
     def ready(self):
         from config import checks as flowgate_checks
+        from config import csrf_tokens
+
+        csrf_tokens.install()  # CSRF strings from one random read each (config/csrf_tokens.py)
 
         # `manage.py check --tag flowgate` runs these alone.
         checks.register(flowgate_checks.check_url_key_secret, checks.Tags.security, "flowgate")

@@ -11,7 +11,7 @@ class InterfacesConfig(AppConfig):
         # handed to them here.
         from automations import lifecycle, services
         from automations.steps import approval, chat_reply
-        from interfaces import approvals, chat, domains, uploads
+        from interfaces import approvals, chat, domains, selectors, uploads
         from publickeys.models import PublicKey
 
         approval.served_by(approvals.place_item)
@@ -21,3 +21,6 @@ class InterfacesConfig(AppConfig):
         services.URL_ORIGINS[PublicKey.Purpose.CHAT_WIDGET] = domains.public_base_url
         # A deleted automation's form files leave the storage with it.
         lifecycle.listen("deleted", uploads.delete_files_of)
+        # Hosted forms remembered by this process are read again after any change of an automation.
+        for event in lifecycle.EVENTS:
+            lifecycle.listen(event, selectors.forget_form_automations)

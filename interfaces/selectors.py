@@ -4,6 +4,14 @@ Each read costs the same for every key, found or not (DESIGN.md contract 7):
 the one lookup of publickeys, then one query by id, sent for a miss too
 (with an id no row has), so that a used, expired or never-issued link does
 the same database work.
+
+A hosted form's key that was found is remembered with its automation for
+FORM_MEMORY_SECONDS per process: its page is opened far more often than its
+automation changes, and the two queries were half of its cost
+(benchmarks/RESULTS.md). Only hits are remembered, so every miss still does
+the same work. The process that turns an automation on or off, edits,
+resets, re-keys or deletes it forgets at once (interfaces/apps.py, on
+commit); other processes see the change within FORM_MEMORY_SECONDS.
 """
 
 from datetime import datetime
@@ -12,19 +20,45 @@ from django.utils import timezone
 
 from automations import runs
 from automations.models import Automation, Run
+from config import process_cache
+from publickeys import crypto
 from publickeys.models import PublicKey
 from publickeys.selectors import target_id_for_key
 
 NO_ROW = 0  # ids start at 1
+FORM_MEMORY_SECONDS = 5.0
+# Keyed by the key's digest: the key itself is never kept, even in memory. The automation kept is shared by the
+# process's threads and must be read only.
+_remembered_forms = process_cache.named("interfaces.form_automations", max_size=10_000, seconds=FORM_MEMORY_SECONDS)
+_forgets = 0  # how often this process forgot its forms: a read that began before the last forget is not kept
 
 
-def form_automation(key: str) -> Automation | None:
-    """The automation whose hosted form URL ends in key (its trigger still a form), or None."""
+def form_automation(key: str, *, fresh: bool = False) -> Automation | None:
+    """The automation whose hosted form URL ends in key (its trigger still a form), or None.
+
+    fresh: read the database even if this process remembers the key (a
+    submission must not start a run of an automation turned off or deleted
+    a moment ago).
+    """
+    remembered_as = crypto.digest(key)
+    if not fresh and (remembered := _remembered_forms.get(remembered_as)) is not None:
+        return remembered
+    forgets_before = _forgets
     automation_id = target_id_for_key(purpose=PublicKey.Purpose.FORM, key=key)
     automation = Automation.objects.filter(pk=automation_id or NO_ROW).first()
     if automation is None or automation.definition.get("trigger", {}).get("type") != "form":
+        _remembered_forms.pop(remembered_as)
         return None
+    if forgets_before == _forgets:  # else a change committed while this read was under way: it may predate it
+        _remembered_forms.set(remembered_as, automation)
     return automation
+
+
+def forget_form_automations(_automation=None) -> None:
+    """Every hosted form is read again at its next request (a lifecycle listener: the automation is not needed)."""
+    global _forgets
+    _forgets += 1
+    _remembered_forms.clear()
 
 
 def session_run(key: str) -> Run | None:

@@ -21,8 +21,8 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 
 from automations.models import Run
-from config import process_cache
-from interfaces import ratelimits, selectors, services, spam, submissions, uploads
+from config import page_headers, process_cache
+from interfaces import blank_pages, ratelimits, selectors, services, spam, submissions, uploads
 from interfaces.fields import FieldForm
 from interfaces.models import FormFile
 from interfaces.pages import unavailable
@@ -45,11 +45,11 @@ def see_other(location: str) -> HttpResponse:
     return response
 
 
-@never_cache
+@page_headers.never_cache  # Django's, cheaper: this is the page opened most
 @csrf_exempt
 @require_http_methods(["GET", "HEAD", "POST"])
 def hosted_form(request, key: str):
-    automation = selectors.form_automation(key)
+    automation = selectors.form_automation(key, fresh=request.method == "POST")
     white_label_owner = getattr(request, "white_label_owner_id", None)
     if automation is None or white_label_owner not in (None, automation.owner_id):
         return unavailable(request)  # on a white-label domain, another account's key is as one never issued
@@ -65,8 +65,7 @@ def hosted_form(request, key: str):
     scope = f"form-{automation.pk}"
     if request.method != "POST":
         if not request.GET:  # the blank form is the same for every visitor: rendered once per process
-            blank = (automation.pk, automation.updated_at, get_language())
-            return _form_page(request, trigger, None, scope, blank=blank)
+            return _form_page(request, trigger, None, scope, blank=(automation.pk, automation.updated_at))
         return _form_page(request, trigger, FieldForm(trigger["fields"], prefill=request.GET), scope)
     if wait := ratelimits.retry_after(request, scope=str(automation.pk), limits=trigger.get("limits", {})):
         return _too_many(request, wait)
@@ -220,13 +219,13 @@ def _valid(form: FieldForm, handler) -> bool:
 def _form_page(
     request, settings: dict, form: FieldForm | None, scope, *, status=200, too_fast=False, step=None, blank=None
 ):
-    """The form's page. blank: the key under which the blank form's fields are remembered (form is None then)."""
+    """The form's page. blank: the automation's version, under which its blank form is remembered (form is None)."""
     fields = None
     if blank is not None:
-        fields = _blank_fields.get(blank)
+        fields = _blank_fields.get((*blank, get_language()))
         if fields is None:
             fields = FieldForm(settings["fields"]).render()
-            _blank_fields.set(blank, fields)
+            _blank_fields.set((*blank, get_language()), fields)
     context = {
         "title": settings.get("title", ""),
         "description": settings.get("description", ""),
@@ -239,6 +238,8 @@ def _form_page(
         "too_fast": too_fast,
         "step": step["step"] if step else None,
     }
+    if blank is not None and not request.user.is_authenticated:
+        return HttpResponse(blank_pages.render(request, blank, context, context["shown"]), status=status)
     return render(request, "interfaces/form_page.html", context, status=status)
 
 

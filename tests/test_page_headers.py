@@ -125,3 +125,24 @@ def test_admin_pages_carry_no_inline_style_or_script(staff_client, make_automati
         assert "<style" not in html and " style=" not in html, path
         inline_scripts = re.findall(r"<script(?![^>]*\b(?:src=|type=\"application/json\"))[^>]*>", html)
         assert inline_scripts == [], path
+
+
+@pytest.mark.parametrize("already", [{}, {"Cache-Control": "max-age=60, public"}, {"Expires": "0"}])
+def test_the_cheaper_never_cache_writes_exactly_what_django_s_writes(monkeypatch, already):
+    from django.utils import cache as django_cache
+    from django.views.decorators.cache import never_cache as django_never_cache
+
+    from config import page_headers
+
+    monkeypatch.setattr(django_cache.time, "time", lambda: 1_800_000_000.25)
+    monkeypatch.setattr(page_headers.time, "time", lambda: 1_800_000_000.25)
+
+    def view(request):
+        response = HttpResponse("page")
+        for name, value in already.items():
+            response[name] = value
+        return response
+
+    request = RequestFactory().get("/")
+    ours, django_s = page_headers.never_cache(view)(request), django_never_cache(view)(request)
+    assert dict(ours.headers) == dict(django_s.headers)
