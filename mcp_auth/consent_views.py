@@ -30,6 +30,14 @@ def _refused(refused: authorization.RequestRefused, credentials: dict) -> OAuthT
 class ConsentView(AuthorizationView):
     template_name = "oauth/consent.html"
 
+    def dispatch(self, request, *args, **kwargs):
+        # PostgreSQL refuses NUL in text, and the toolkit looks the client up with whatever it is given.
+        if any(
+            "\x00" in value for query in (request.GET, request.POST) for _, values in query.lists() for value in values
+        ):
+            return render(request, "oauth/error.html", {"description": "parameters must not contain NUL"}, status=400)
+        return super().dispatch(request, *args, **kwargs)
+
     def validate_authorization_request(self, request):
         scopes, credentials = super().validate_authorization_request(request)
         try:

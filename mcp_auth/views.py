@@ -129,6 +129,10 @@ class TokenView(toolkit.TokenView):
         if refused := _misplaced_parameters(request):
             return refused
         response = super().post(request, *args, **kwargs)
+        if not response["Content-Type"].startswith("application/json"):
+            # Errors raised while the tokens are saved (invalid_target) come back without oauthlib's headers.
+            response["Content-Type"] = "application/json"
+            response["Cache-Control"] = "no-store"
         if response.status_code == 200:
             token = json.loads(response.content).get("access_token", "")
             registration.mark_used(access_token_checksum=hashlib.sha256(token.encode()).hexdigest())

@@ -32,7 +32,10 @@ def test_the_issuer_is_base_url_byte_for_byte_on_separate_hosts(client, settings
     assert document["issuer"] == "https://app.example.com:8443"
     assert document["token_endpoint"] == "https://app.example.com:8443/oauth/token"
     # The MCP host serves no authorization server paths: clients find them through the issuer.
-    assert client.get("/.well-known/oauth-authorization-server", HTTP_HOST="mcp.example.com", secure=True).status_code == 404
+    assert (
+        client.get("/.well-known/oauth-authorization-server", HTTP_HOST="mcp.example.com", secure=True).status_code
+        == 404
+    )
 
 
 def test_it_is_open_to_any_origin_without_credentials_and_answers_the_preflight(client):

@@ -116,9 +116,21 @@ def test_an_app_callback_staff_list_becomes_registrable(client):
         (json.dumps({"redirect_uris": [REDIRECT], "grant_types": ["client_credentials"]}).encode(), 400, "grant_types"),
         (json.dumps({"redirect_uris": [REDIRECT], "grant_types": ["refresh_token"]}).encode(), 400, "grant_types"),
         (json.dumps({"redirect_uris": [REDIRECT], "response_types": ["token"]}).encode(), 400, "response_types"),
-        (json.dumps({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt"}).encode(), 400, "token_endpoint_auth_method"),
-        (json.dumps({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": ["none"]}).encode(), 400, "token_endpoint_auth_method"),
-        (json.dumps({"redirect_uris": [f"http://127.0.0.1:{port}/" for port in range(1000, 1011)]}).encode(), 400, "redirect_uris"),
+        (
+            json.dumps({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt"}).encode(),
+            400,
+            "token_endpoint_auth_method",
+        ),
+        (
+            json.dumps({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": ["none"]}).encode(),
+            400,
+            "token_endpoint_auth_method",
+        ),
+        (
+            json.dumps({"redirect_uris": [f"http://127.0.0.1:{port}/" for port in range(1000, 1011)]}).encode(),
+            400,
+            "redirect_uris",
+        ),
     ],
 )
 def test_a_document_that_is_not_valid_client_metadata_gets_a_clear_error(client, body, status, described):
