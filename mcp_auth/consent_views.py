@@ -17,6 +17,7 @@ from oauth2_provider.views import AuthorizationView
 from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
+from config.page_headers import BASE_POLICY
 from mcp_auth import authorization
 from mcp_auth.redirect_uris import FORBIDDEN_SCHEMES
 
@@ -94,8 +95,25 @@ class ConsentView(AuthorizationView):
 
     def render_to_response(self, context, **response_kwargs):
         if not context.get("may_approve"):
-            return render(self.request, "oauth/refused.html", context, status=403)
-        return super().render_to_response(context, **response_kwargs)
+            response = render(self.request, "oauth/refused.html", context, status=403)
+        else:
+            response = super().render_to_response(context, **response_kwargs)
+        response["Content-Security-Policy"] = page_policy(context.get("redirect_uri") or "")
+        return response
+
+
+def page_policy(redirect_uri: str) -> str:
+    """The pages' policy, with the form also allowed to end at the client's redirect URI.
+
+    Browsers apply form-action to where a form's answer redirects, and the
+    answer to the consent form is a redirect to the client.
+    """
+    parts = urlsplit(redirect_uri)
+    target = f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else f"{parts.scheme}:"
+    directives = dict(BASE_POLICY)
+    if parts.scheme and parts.scheme.lower() not in FORBIDDEN_SCHEMES:
+        directives["form-action"] = f"'self' {target}"
+    return "; ".join(f"{name} {value}" for name, value in directives.items())
 
 
 authorize = ConsentView.as_view()

@@ -198,3 +198,9 @@ def test_an_incomplete_consent_form_gets_a_page(signed_in, agent):
     assert response.status_code == 400
     assert "This connection request cannot be used" in response.content.decode()
     assert not Grant.objects.exists()
+
+
+def test_the_consent_form_may_end_at_the_clients_redirect_uri_and_nowhere_else(signed_in, agent):
+    policy = signed_in.get(start_flow(agent).url)["Content-Security-Policy"]
+    assert "form-action 'self' http://127.0.0.1:33418;" in policy
+    assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
