@@ -174,6 +174,16 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Django's default hashers for people's passwords, and a fast one for OAuth client secrets (mcp_auth/hashers.py).
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.BCryptSHA256PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+    "mcp_auth.hashers.ClientSecretHasher",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -299,6 +309,8 @@ OAUTH2_PROVIDER = {
     "DEFAULT_SCOPES": ["mcp:tools"],
     # Drops "offline_access" from a scope request (accepted and ignored) before the scopes are checked.
     "OAUTH2_VALIDATOR_CLASS": "mcp_auth.validator.McpValidator",
+    # Client secrets are long random strings: one salted SHA-256 instead of PBKDF2 (mcp_auth/hashers.py).
+    "CLIENT_SECRET_HASHER": "client_secret_sha256",
     "PKCE_REQUIRED": True,
     # "plain" PKCE is refused (S256 only); mcp_auth/authorization.py refuses it before the consent page too.
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,

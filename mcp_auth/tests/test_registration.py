@@ -37,6 +37,8 @@ def test_a_client_asking_for_client_secret_post_gets_a_secret_kept_only_as_a_has
     assert application.client_type == "confidential"
     assert application.client_secret != body["client_secret"]
     assert check_password(body["client_secret"], application.client_secret)
+    # One salted SHA-256, not PBKDF2: the secret is random, and every token request checks it.
+    assert application.client_secret.startswith("client_secret_sha256$")
 
 
 def test_a_client_naming_no_method_gets_client_secret_post_the_one_the_metadata_lists(client):
@@ -177,3 +179,7 @@ def test_it_is_open_to_any_origin_and_answers_the_preflight(client):
 
 def test_a_get_is_refused(client):
     assert client.get("/oauth/client").status_code == 405
+
+
+def test_peoples_passwords_keep_the_slow_password_hasher(owner):
+    assert owner.password.startswith("pbkdf2_sha256$")
