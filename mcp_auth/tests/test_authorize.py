@@ -204,3 +204,16 @@ def test_the_consent_form_may_end_at_the_clients_redirect_uri_and_nowhere_else(s
     policy = signed_in.get(start_flow(agent).url)["Content-Security-Policy"]
     assert "form-action 'self' http://127.0.0.1:33418;" in policy
     assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
+
+
+def test_a_request_without_a_scope_gets_mcp_tools(signed_in, agent):
+    flow = start_flow(agent, scope=None)
+    assert "Run and inspect your automations" in signed_in.get(flow.url).content.decode()
+    redirect_params(answer(signed_in, flow))
+    assert Grant.objects.get().scope == "mcp:tools"
+
+
+def test_a_client_name_is_shown_as_text(signed_in):
+    agent = register(Client(), client_name='<img src=x onerror="alert(1)">')
+    text = signed_in.get(start_flow(agent).url).content.decode()
+    assert "<img src=x" not in text and "&lt;img src=x" in text
