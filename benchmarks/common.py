@@ -107,6 +107,7 @@ def wrk(
     headers: dict | None = None,
     script: str | None = None,
     env: dict | Callable[[], dict] | None = None,
+    threads: int = 1,
 ) -> dict:
     """wrk's requests per second, p99 and count of non-2xx/3xx answers; script is a Lua file under benchmarks/.
 
@@ -124,8 +125,9 @@ def wrk(
     others during the kept attempt: rounds that lost much of it say so.
     `env` may be a function, called for each attempt (a repeated run must not
     reuse the rate-limited client addresses of the stopped one).
+    `threads`: wrk threads; a script keeping state per connection runs one per connection.
     """
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", url]
     for name, value in (headers or {}).items():
         command += ["-H", f"{name}: {value}"]
     if script:

@@ -174,6 +174,16 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Django's default hashers for people's passwords, and a fast one for OAuth client secrets (mcp_auth/hashers.py).
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.BCryptSHA256PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+    "mcp_auth.hashers.ClientSecretHasher",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -307,7 +317,19 @@ MCP_SCOPES = {
 OAUTH2_PROVIDER = {
     "SCOPES": MCP_SCOPES,
     "DEFAULT_SCOPES": ["mcp:tools"],
+    # Drops "offline_access" from a scope request (accepted and ignored) before the scopes are checked.
+    "OAUTH2_VALIDATOR_CLASS": "mcp_auth.validator.McpValidator",
+    # Client secrets are long random strings: one salted SHA-256 instead of PBKDF2 (mcp_auth/hashers.py).
+    "CLIENT_SECRET_HASHER": "client_secret_sha256",
     "PKCE_REQUIRED": True,
+    # "plain" PKCE is refused (S256 only); mcp_auth/authorization.py refuses it before the consent page too.
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    # Tokens are passwords: only their SHA-256 is stored, the token column stays empty (docs/mcp.md).
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    # A bearer token is read from the Authorization header only, never from a URL's query string.
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    # Native clients listen on http://localhost:<any port> as on 127.0.0.1 and [::1] (RFC 8252 7.3).
+    "ALLOW_LOCALHOST_LOOPBACK": True,
     # An access token lives an hour at most (issue 16); a refresh token a finite time.
     "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600, minimum=60, maximum=3600),
     "REFRESH_TOKEN_EXPIRE_SECONDS": env_int("OAUTH_REFRESH_TOKEN_SECONDS", 30 * 86400, minimum=3600),
@@ -315,6 +337,13 @@ OAUTH2_PROVIDER = {
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
 }
+# django-oauth-toolkit's own client model, not swapped; named because migrations of models pointing at it
+# (mcp_auth.RegisteredClient) resolve it through this setting.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+# Client registrations (POST {base_url}/oauth/client) per client IP (mcp_auth/registration_limits.py).
+OAUTH_REGISTRATION_RATE_IP = env_rate("OAUTH_REGISTRATION_RATE_IP", "20/h")
+# A registered client that has not obtained a token this long after registering is deleted by beat.
+OAUTH_UNUSED_CLIENT_SECONDS = env_int("OAUTH_UNUSED_CLIENT_SECONDS", 86400, minimum=60)
 
 # --- Celery ---------------------------------------------------------------
 if REDIS_URL:
@@ -391,6 +420,11 @@ CELERY_BEAT_SCHEDULE = {
     "automations-sweep-runs": {
         "task": "automations.sweep_runs",
         "schedule": RUN_SWEEP_SECONDS,
+    },
+    # Registered OAuth clients that never obtained a token (docs/mcp.md "Client registration").
+    "mcp-auth-purge-unused-clients": {
+        "task": "mcp_auth.purge_unused_clients",
+        "schedule": crontab(minute=23),
     },
 }
 

@@ -1,4 +1,4 @@
-"""The "MCP Tools" permission: staff grant it in admin to the users who may connect AI agents.
+"""The "MCP Tools" permission, the staff-editable allow list of app callbacks, and each registered client's record.
 
 Access tokens, grants and clients are django-oauth-toolkit's own models (not
 swapped): its AccessToken and RefreshToken carry the RFC 8707 `resource`
@@ -17,3 +17,57 @@ class McpAccess(models.Model):
         managed = False
         default_permissions = ()
         permissions = [("use_mcp_tools", "MCP Tools")]
+
+
+class AppCallback(models.Model):
+    """A redirect URI of an app's own scheme (cursor://...) that clients may register, matched exactly.
+
+    https and loopback http callbacks need no entry (mcp_auth/redirect_uris.py);
+    a desktop app whose callback is a URL of its own scheme does.
+    """
+
+    uri = models.CharField("callback URI", max_length=500, unique=True)
+    app_name = models.CharField("app", max_length=100, blank=True, help_text="Who uses it, such as Cursor.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["uri"]
+        verbose_name = "app callback"
+
+    def __str__(self) -> str:
+        return self.uri
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        from mcp_auth.redirect_uris import app_callback_problem
+
+        if problem := app_callback_problem(self.uri):
+            raise ValidationError({"uri": problem})
+
+
+class RegisteredClient(models.Model):
+    """What dynamic registration (RFC 7591) knows of a client beyond django-oauth-toolkit's Application.
+
+    first_token_at stays empty until the client obtains its first token:
+    clients that never do are deleted a day after registering.
+    """
+
+    class AuthMethod(models.TextChoices):
+        NONE = "none", "none (public client, PKCE only)"
+        CLIENT_SECRET_POST = "client_secret_post", "client_secret_post"
+        CLIENT_SECRET_BASIC = "client_secret_basic", "client_secret_basic"
+
+    application = models.OneToOneField(
+        "oauth2_provider.Application", on_delete=models.CASCADE, related_name="registration"
+    )
+    token_endpoint_auth_method = models.CharField(max_length=32, choices=AuthMethod.choices)
+    registered_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    registered_from = models.GenericIPAddressField(null=True, blank=True)
+    first_token_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "client registration"
+
+    def __str__(self) -> str:
+        return f"registration of {self.application_id}"

@@ -1,0 +1,206 @@
+"""POST {base_url}/oauth/token: codes for tokens with PKCE, refresh with rotation and reuse detection."""
+
+import hashlib
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, Grant, RefreshToken
+
+from mcp_auth.models import RegisteredClient
+from mcp_auth.tests.conftest import code_for, exchange, refresh, register, start_flow
+
+pytestmark = pytest.mark.django_db
+
+
+def checksum(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def test_a_code_and_its_verifier_give_an_access_token_bound_to_the_resource_and_a_refresh_token(tokens):
+    flow, body = tokens
+    assert body["token_type"] == "Bearer"
+    assert 0 < body["expires_in"] <= 3600
+    assert body["scope"] == "mcp:tools"
+    assert body["access_token"] and body["refresh_token"]
+    access = AccessToken.objects.get(token_checksum=checksum(body["access_token"]))
+    assert access.resource == ["http://testserver/mcp"]
+    assert access.user.username == "owner"
+    assert access.expires <= timezone.now() + timedelta(seconds=3600)
+    assert RefreshToken.objects.get(token_checksum=checksum(body["refresh_token"])).resource == [
+        "http://testserver/mcp"
+    ]
+
+
+def test_tokens_are_kept_only_as_their_hash(tokens):
+    _, body = tokens
+    assert set(AccessToken.objects.values_list("token", flat=True)) == {""}
+    assert set(RefreshToken.objects.values_list("token", flat=True)) == {""}
+    assert not Grant.objects.exists()  # the code is gone once used
+
+
+def test_the_first_token_marks_the_client_used(tokens):
+    flow, _ = tokens
+    assert RegisteredClient.objects.get(application__client_id=flow.client_id).first_token_at is not None
+
+
+@pytest.mark.parametrize(
+    "verifier, error",
+    [(None, "invalid_request"), ("x" * 50, "invalid_grant"), ("", "invalid_grant")],
+)
+def test_a_missing_or_wrong_pkce_verifier_gets_no_token(signed_in, agent, verifier, error):
+    flow = start_flow(agent)
+    response = exchange(signed_in, flow, code_for(signed_in, flow), code_verifier=verifier)
+    assert response.status_code in (400, 401)
+    assert response.json()["error"] == error, response.json()
+    assert not AccessToken.objects.exists()
+
+
+def test_the_verifier_of_another_request_gets_no_token(signed_in, agent):
+    first, second = start_flow(agent), start_flow(agent)
+    code = code_for(signed_in, first)
+    assert exchange(signed_in, first, code, code_verifier=second.verifier).json()["error"] == "invalid_grant"
+
+
+def test_a_code_is_used_once(signed_in, agent):
+    flow = start_flow(agent)
+    code = code_for(signed_in, flow)
+    assert exchange(signed_in, flow, code).status_code == 200
+    again = exchange(signed_in, flow, code)
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert AccessToken.objects.count() == 1
+
+
+def test_a_code_is_for_the_client_and_redirect_uri_it_was_issued_to(signed_in, agent):
+    other = register(Client())
+    flow = start_flow(agent)
+    code = code_for(signed_in, flow)
+    assert exchange(signed_in, flow, code, client_id=other["client_id"]).json()["error"] == "invalid_grant"
+    assert exchange(signed_in, flow, code, redirect_uri="http://127.0.0.1:33418/other").json()["error"] in (
+        "invalid_grant",
+        "invalid_request",
+    )
+
+
+def test_an_expired_code_gets_no_token(signed_in, agent):
+    flow = start_flow(agent)
+    code = code_for(signed_in, flow)
+    Grant.objects.update(expires=timezone.now() - timedelta(seconds=1))
+    assert exchange(signed_in, flow, code).json()["error"] == "invalid_grant"
+
+
+@pytest.mark.parametrize("resource", ["https://evil.example/mcp", "http://testserver"])
+def test_a_token_request_naming_another_resource_is_refused(signed_in, agent, resource):
+    flow = start_flow(agent)
+    response = exchange(signed_in, flow, code_for(signed_in, flow), resource=resource)
+    assert response.json()["error"] == "invalid_target"
+    assert not AccessToken.objects.exists()
+
+
+def test_a_token_request_repeating_its_resource_is_answered(signed_in, agent):
+    flow = start_flow(agent)
+    assert exchange(signed_in, flow, code_for(signed_in, flow), resource="http://testserver/mcp").status_code == 200
+
+
+def test_refreshing_rotates_the_refresh_token_and_keeps_the_binding(client, tokens):
+    flow, body = tokens
+    renewed = refresh(client, flow, body["refresh_token"])
+    assert renewed.status_code == 200, renewed.content
+    fresh = renewed.json()
+    assert fresh["refresh_token"] != body["refresh_token"] and fresh["access_token"] != body["access_token"]
+    assert not AccessToken.objects.filter(token_checksum=checksum(body["access_token"])).exists()
+    assert AccessToken.objects.get(token_checksum=checksum(fresh["access_token"])).resource == ["http://testserver/mcp"]
+
+
+def test_a_reused_rotated_refresh_token_revokes_the_whole_grant(client, tokens):
+    flow, body = tokens
+    fresh = refresh(client, flow, body["refresh_token"]).json()
+    replay = refresh(client, flow, body["refresh_token"])
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    # The thief's replay also ends the legitimate client's session: every token of the family is gone.
+    assert refresh(client, flow, fresh["refresh_token"]).json()["error"] == "invalid_grant"
+    assert not AccessToken.objects.exists()
+    assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
+
+
+def test_a_revoked_refresh_token_gets_nothing(client, tokens):
+    flow, body = tokens
+    assert (
+        client.post("/oauth/revoke", {"token": body["refresh_token"], "client_id": flow.client_id}).status_code == 200
+    )
+    assert refresh(client, flow, body["refresh_token"]).json()["error"] == "invalid_grant"
+
+
+def test_an_expired_refresh_token_gets_nothing(client, tokens, settings):
+    flow, body = tokens
+    lifetime = settings.OAUTH2_PROVIDER["REFRESH_TOKEN_EXPIRE_SECONDS"]
+    AccessToken.objects.update(expires=timezone.now() - timedelta(seconds=lifetime + 1))
+    assert refresh(client, flow, body["refresh_token"]).json()["error"] == "invalid_grant"
+
+
+def test_a_refresh_token_is_for_its_own_client(client, tokens):
+    _, body = tokens
+    thief = start_flow(register(Client()))
+    assert refresh(client, thief, body["refresh_token"]).json()["error"] == "invalid_grant"
+
+
+def test_a_refresh_cannot_widen_the_scope_or_change_the_resource(client, tokens):
+    flow, body = tokens
+    assert refresh(client, flow, body["refresh_token"], scope="mcp:automation_builder").json()["error"] == (
+        "invalid_scope"
+    )
+    assert refresh(client, flow, body["refresh_token"], resource="https://evil.example/mcp").json()["error"] == (
+        "invalid_target"
+    )
+
+
+def test_a_confidential_client_must_send_its_secret(signed_in):
+    agent = register(Client(), token_endpoint_auth_method="client_secret_post")
+    flow = start_flow(agent)
+    wrong = exchange(signed_in, flow, code_for(signed_in, flow), client_secret="wrong")
+    assert wrong.status_code == 401 and wrong.json()["error"] == "invalid_client"
+    missing = exchange(signed_in, flow, code_for(signed_in, flow), client_secret=None)
+    assert missing.status_code == 401
+    assert exchange(signed_in, flow, code_for(signed_in, flow)).status_code == 200
+
+
+def test_parameters_in_the_url_are_refused(signed_in, agent):
+    flow = start_flow(agent)
+    code = code_for(signed_in, flow)
+    response = signed_in.post(
+        f"/oauth/token?code={code}&grant_type=authorization_code", {"code_verifier": flow.verifier}
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_request"
+    assert "body" in response.json()["error_description"]
+    assert exchange(signed_in, flow, code).status_code == 200  # the code was not spent
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"grant_type": "authorization_code", "code": "a\x00b", "client_id": "x", "code_verifier": "v"},
+        {"grant_type": "refresh_token", "refresh_token": "\x00"},
+        {"grant_type": "password", "username": "owner", "password": "pw-owner-123"},
+        {"grant_type": "client_credentials"},
+        {"grant_type": "implicit"},
+        {},
+    ],
+)
+def test_hostile_or_unsupported_token_requests_get_an_oauth_error(client, agent, data):
+    data = {"client_id": agent["client_id"], **data}
+    response = client.post("/oauth/token", data)
+    assert 400 <= response.status_code < 500
+    assert response.json()["error"]
+    assert not AccessToken.objects.exists()
+
+
+def test_the_token_endpoint_is_open_to_any_origin_and_answers_the_preflight(client, tokens):
+    flow, body = tokens
+    renewed = refresh(client, flow, body["refresh_token"], HTTP_ORIGIN="http://localhost:6274")
+    assert renewed["Access-Control-Allow-Origin"] == "*"
+    assert renewed["Cache-Control"] == "no-store"
+    preflight = client.options("/oauth/token", HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST")
+    assert preflight.status_code == 204 and preflight["Access-Control-Allow-Origin"] == "*"
+    assert client.get("/oauth/token").status_code == 405

@@ -1,0 +1,162 @@
+"""The JSON endpoints of the authorization server: metadata, client registration, token and revocation.
+
+Token and revocation are django-oauth-toolkit's views (PKCE, refresh token
+rotation with reuse detection, RFC 7009), wrapped for CORS, for parameters
+sent in the URL, and to record a client's first token. OAuth errors keep
+OAuth's shape, {"error": "<code>", "error_description": "..."}, which
+clients parse by its code.
+"""
+
+import hashlib
+import json
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_POST, require_safe
+from oauth2_provider import views as toolkit
+
+from catalog.ratelimits import client_address
+from mcp_auth import metadata, registration, registration_limits
+from mcp_auth.cors import open_to_any_origin
+
+MAX_REGISTRATION_BYTES = 16384
+MAX_JSON_DEPTH = 20
+
+
+def oauth_error(error: str, description: str, *, status: int = 400) -> JsonResponse:
+    response = JsonResponse({"error": error, "error_description": description}, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@open_to_any_origin("GET", "HEAD")
+@require_safe
+def authorization_server_metadata(request: HttpRequest) -> HttpResponse:
+    response = JsonResponse(metadata.authorization_server_metadata())
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+class BadDocument(ValueError):
+    pass
+
+
+def _refuse_constant(name: str):
+    raise BadDocument(f"{name} is not JSON")
+
+
+def _depth(value, level: int = 0) -> int:
+    if level > MAX_JSON_DEPTH:
+        raise BadDocument("the document is nested too deeply")
+    if isinstance(value, dict):
+        return max([_depth(item, level + 1) for item in value.values()], default=level)
+    if isinstance(value, list):
+        return max([_depth(item, level + 1) for item in value], default=level)
+    return level
+
+
+def read_document(request: HttpRequest) -> dict:
+    """The registration request's JSON object, read no further than MAX_REGISTRATION_BYTES; BadDocument otherwise."""
+    raw = request.read(MAX_REGISTRATION_BYTES + 1)
+    if len(raw) > MAX_REGISTRATION_BYTES:
+        raise BadDocument(f"the document is larger than {MAX_REGISTRATION_BYTES} bytes")
+    try:
+        document = json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, RecursionError):
+        raise BadDocument("the body is not JSON in UTF-8") from None
+    except ValueError as error:
+        raise BadDocument(str(error) if isinstance(error, BadDocument) else "the body is not JSON") from None
+    if not isinstance(document, dict):
+        raise BadDocument("the body must be a JSON object of client metadata (RFC 7591)")
+    _depth(document)
+    return document
+
+
+def _first_error(errors) -> tuple[str, str, str]:
+    """(field, message, code) of a serializer's first error."""
+    field, detail = next(iter(errors.items()))
+    while isinstance(detail, (list, dict)):
+        detail = next(iter(detail.values())) if isinstance(detail, dict) else detail[0]
+    return field, str(detail), getattr(detail, "code", "")
+
+
+@csrf_exempt
+@open_to_any_origin("POST")
+@require_POST
+def register_client(request: HttpRequest) -> HttpResponse:
+    """POST /oauth/client: RFC 7591 dynamic registration, open to anonymous clients."""
+    if wait := registration_limits.retry_after(request):
+        response = oauth_error("too_many_requests", "too many client registrations; try again later", status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    try:
+        document = read_document(request)
+    except BadDocument as error:
+        status = 413 if "larger than" in str(error) else 400
+        return oauth_error("invalid_client_metadata", str(error), status=status)
+    serializer = registration.ClientMetadata(data=document)
+    if not serializer.is_valid():
+        field, message, code = _first_error(serializer.errors)
+        error = "invalid_redirect_uri" if code == "invalid_redirect_uri" else "invalid_client_metadata"
+        return oauth_error(error, f"{field}: {message}")
+    data = serializer.validated_data
+    created = registration.register_client(
+        name=data["client_name"],
+        redirect_uris=data["redirect_uris"],
+        auth_method=data["token_endpoint_auth_method"],
+        address=client_address(request) or None,
+    )
+    response = JsonResponse(created.as_response(), status=201)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _misplaced_parameters(request: HttpRequest) -> JsonResponse | None:
+    """Codes, tokens and secrets belong in the body: a URL lands in logs and histories (RFC 6749 3.2, RFC 7009 2.1)."""
+    if request.META.get("QUERY_STRING"):
+        return oauth_error("invalid_request", "send the parameters in the request body, not in the URL")
+    if any("\x00" in value for values in request.POST.lists() for value in values[1]):
+        return oauth_error("invalid_request", "parameters must not contain NUL characters")
+    return None
+
+
+@method_decorator(open_to_any_origin("POST"), name="dispatch")
+class TokenView(toolkit.TokenView):
+    """POST /oauth/token: authorization_code (PKCE S256) and refresh_token grants."""
+
+    def post(self, request, *args, **kwargs):
+        if refused := _misplaced_parameters(request):
+            return refused
+        return super().post(request, *args, **kwargs)
+
+    @method_decorator(sensitive_post_parameters("client_secret", "code", "code_verifier", "refresh_token"))
+    def authorization_flow_token_response(self, request, *args, **kwargs):
+        """The toolkit's, without its app_authorized signal (nothing listens, and it cost a query per grant).
+
+        A client's first token is recorded when a code is exchanged; a
+        refresh grant implies one was, so refreshes pay for no extra query.
+        """
+        _, headers, body, status = self.create_token_response(request)
+        response = HttpResponse(content=body, status=status)
+        for name, value in headers.items():
+            response[name] = value
+        if not response["Content-Type"].startswith("application/json"):
+            # Errors raised while the tokens are saved (invalid_target) come back without oauthlib's headers.
+            response["Content-Type"] = "application/json"
+            response["Cache-Control"] = "no-store"
+        if status == 200 and request.POST.get("grant_type") == "authorization_code":
+            token = json.loads(body).get("access_token", "")
+            registration.mark_used(access_token_checksum=hashlib.sha256(token.encode()).hexdigest())
+        return response
+
+
+@method_decorator(open_to_any_origin("POST"), name="dispatch")
+class RevokeView(toolkit.RevokeTokenView):
+    """POST /oauth/revoke: RFC 7009; revoking either token of a pair revokes both."""
+
+    def post(self, request, *args, **kwargs):
+        if refused := _misplaced_parameters(request):
+            return refused
+        return super().post(request, *args, **kwargs)
