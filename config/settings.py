@@ -305,6 +305,9 @@ OAUTH2_PROVIDER = {
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
 }
+# Browser origins allowed to call {MCP_URL}/mcp (DNS-rebinding protection): a request with an Origin header
+# not listed here gets 403. Requests without Origin (agents, the SDK's client) are not browsers and pass.
+MCP_ALLOWED_ORIGINS = [origin.rstrip("/") for origin in env_list("MCP_ALLOWED_ORIGINS", [MCP_URL])]
 
 # --- Celery ---------------------------------------------------------------
 if REDIS_URL:
