@@ -6,6 +6,7 @@ result carries resultType, list results ttlMs and cacheScope, and each is
 stamped with the server's identity in _meta. Anything else is -32601.
 """
 
+import functools
 import json
 import logging
 
@@ -103,8 +104,14 @@ def discover(params: dict | None, bearer: Bearer) -> dict:
     return _dump(result)
 
 
-def list_tools(params: dict | None, bearer: Bearer) -> dict:
+@functools.cache
+def _listed_tools() -> dict:
     return _dump(types.ListToolsResult(tools=tool_list(), ttl_ms=TOOLS_TTL_MS, cache_scope="public"))
+
+
+def list_tools(params: dict | None, bearer: Bearer) -> dict:
+    """Built once per process: the list changes only with a release."""
+    return dict(_listed_tools())
 
 
 def _tool_result(value, *, is_error: bool = False) -> dict:

@@ -57,6 +57,11 @@ def test_search_apps_survives_hostile_text(mcp, make_catalog):
     assert structured(mcp.call("search_apps", {"query": "a\x00\ud800%_"}))["apps"] == []
 
 
+def test_search_apps_says_so_when_the_feed_is_not_built(mcp, make_catalog):
+    make_catalog(app_doc("alpha"), build=False)
+    assert "unavailable" in refused(mcp.call("search_apps", {"query": "alpha"}))["error"]
+
+
 # --- automations ------------------------------------------------------------
 
 

@@ -1,60 +1,56 @@
-"""The catalog search tool: apps a user can connect, by the feed's own visibility rule (catalog.selectors)."""
+"""The catalog search tool: apps a user can connect, searched in the feed the catalog publishes.
 
-from django.conf import settings
-from django.db.models import F, Q
+The feed is built from the one visibility rule of the app picker
+(catalog.selectors.connectable_apps) and serves its documents from process
+memory (catalog/serving.py), so searching it costs no query, and an agent
+sees exactly the apps and fields the feed publishes: names and descriptions
+of operations, never endpoints or internal keys.
+"""
 
-from catalog.models import Operation
-from catalog.selectors import connectable_apps
-from mcp_auth.tools import Tool
+import itertools
+import json
+
+from catalog import serving
+from catalog.exceptions import FeedUnavailable
+from config import process_cache
+from mcp_auth.tools import Tool, ToolError
 
 MAX_RESULTS = 50
+FIELDS = ("slug", "name", "description", "category", "auth_type", "app_domain", "logo_url", "connect_url", "retired")
+# The parsed list of one feed version (by its ETag), each entry with the text a query is looked for in.
+_parsed = process_cache.named("mcp.catalog_search", max_size=2)
+
+
+def _entries() -> list[tuple[str, dict]]:
+    document = serving.list_document()
+    entries = _parsed.get(document.etag)
+    if entries is None:
+        apps = json.loads(document.body)["apps"]  # in the feed's popularity order
+        entries = [
+            (" ".join((app["name"], app["slug"], app["category"] or "", app["description"])).casefold(), app)
+            for app in apps
+        ]
+        _parsed.set(document.etag, entries)
+    return entries
+
+
+def _operations(slug: str) -> dict:
+    document = serving.detail_document(slug)
+    if document is None:  # left the feed a moment ago
+        return {"triggers": [], "actions": []}
+    entry = json.loads(document.body)
+    return {"triggers": entry["triggers"], "actions": entry["actions"]}
 
 
 def search_apps(user, arguments: dict) -> dict:
-    """Connectable apps whose name, slug, category or description holds the query, most popular first.
-
-    Only what the feed publishes (SPEC 1.2): names and descriptions of
-    operations, never endpoints or internal keys.
-    """
-    query = arguments.get("query", "").strip()
+    """Apps whose name, slug, category or description holds every word of the query, most popular first."""
+    words = arguments.get("query", "").casefold().split()
     limit = arguments.get("limit", 10)
-    apps = connectable_apps()
-    if query:
-        apps = apps.filter(
-            Q(name__icontains=query)
-            | Q(slug__icontains=query)
-            | Q(category__icontains=query)
-            | Q(description__icontains=query)
-        )
-    rows = list(
-        apps.order_by(F("sort_order").asc(nulls_last=True), "slug").values(
-            "id", "slug", "name", "description", "category", "auth_type", "app_domain", "retired_at"
-        )[:limit]
-    )
-    operations: dict[int, dict] = {row["id"]: {"triggers": [], "actions": []} for row in rows}
-    listed = Operation.objects.filter(app_id__in=operations, listed=True).order_by("app_id", "kind", "position", "pk")
-    for app_id, kind, name, description in listed.values_list("app_id", "kind", "name", "description"):
-        operations[app_id]["triggers" if kind == Operation.Kind.TRIGGER else "actions"].append(
-            {"name": name, "description": description}
-        )
-    base = settings.BASE_URL
-    return {
-        "apps": [
-            {
-                "slug": row["slug"],
-                "name": row["name"],
-                "description": row["description"],
-                "category": row["category"],
-                "auth_type": row["auth_type"],
-                "app_domain": row["app_domain"],
-                "retired": row["retired_at"] is not None,
-                "connect_url": f"{base}/signup?app={row['slug']}",
-                "logo_url": f"{base}/catalog/v1/apps/{row['slug']}/logo",
-                **operations[row["id"]],
-            }
-            for row in rows
-        ]
-    }
+    try:
+        found = itertools.islice((app for text, app in _entries() if all(word in text for word in words)), limit)
+        return {"apps": [{**{field: app[field] for field in FIELDS}, **_operations(app["slug"])} for app in found]}
+    except FeedUnavailable:
+        raise ToolError("the app catalog is unavailable for a moment; try again in a minute") from None
 
 
 TOOLS = (
