@@ -6,8 +6,12 @@ RFC 8707 resource list holds MCP_URL or MCP_URL/mcp, exactly. A token bound
 to no resource is refused too: DOT reads an empty list as "any audience",
 which would let a token meant for another API in.
 
-The token and its user's "MCP Tools" permission are read in one query: each
-MCP request is one HTTP request, so the check runs on every call.
+The token and its user's "MCP Tools" permission are read in one statement:
+each MCP request is one HTTP request, so the check runs on every call. A
+process then remembers a valid token for MCP_TOKEN_CHECK_SECONDS (2 s; 0 turns
+this off): the query was the largest cost of a tools/list. Expiry is still
+checked on every request; a revocation or a withdrawn permission takes effect
+within that window (docs/mcp.md).
 """
 
 import functools
@@ -25,7 +29,12 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from oauth2_provider.models import AccessToken
 
+from config import process_cache
 from mcp_auth.models import MCP_TOOLS_PERMISSION
+
+# Valid tokens this process checked lately, by checksum: (Bearer, expires). Only valid ones: a flood of bad tokens
+# costs queries, not memory.
+_valid = process_cache.named("mcp_auth.valid_tokens", max_size=10_000)
 
 TOOLS_SCOPE = "mcp:tools"
 BUILDER_SCOPE = "mcp:automation_builder"
@@ -142,6 +151,9 @@ def authenticate(*, authorization: str | None) -> Bearer | Refusal:
         return invalid_token()
     # DOT 3 keeps a SHA-256 checksum of each token and looks tokens up by it (oauth2_validators._load_access_token).
     checksum = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+    held = _valid.get(checksum)
+    if held is not None and timezone.now() < held[1]:
+        return held[0]
     app_label, codename = MCP_TOOLS_PERMISSION.split(".")
     with connection.cursor() as cursor:
         cursor.execute(_statement(), {"checksum": checksum, "codename": codename, "app_label": app_label})
@@ -162,7 +174,10 @@ def authenticate(*, authorization: str | None) -> Bearer | Refusal:
     if not (may_use or is_superuser):
         return no_permission()
     # A stand-in holding the pk only: enough to filter by owner and to own what is created; never saved.
-    return Bearer(user=get_user_model()(pk=user_id), scopes=frozenset(scope.split()))
+    found = Bearer(user=get_user_model()(pk=user_id), scopes=frozenset(scope.split()))
+    if settings.MCP_TOKEN_CHECK_SECONDS:
+        _valid.set(checksum, (found, expires), seconds=settings.MCP_TOKEN_CHECK_SECONDS)
+    return found
 
 
 def check_scopes(bearer: Bearer, needed: tuple[str, ...]) -> Refusal | None:

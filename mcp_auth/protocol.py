@@ -115,13 +115,15 @@ def list_tools(params: dict | None, bearer: Bearer) -> dict:
 
 
 def _tool_result(value, *, is_error: bool = False) -> dict:
-    """The value as structured content, and as JSON text for clients that read only text."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    structured = value if isinstance(value, dict) else {"result": value}
-    result = types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=is_error
-    )
-    return _dump(result)
+    """The value as structured content, and as JSON text for clients that read only text.
+
+    The structured value joins the dumped result rather than passing through pydantic, which walked every
+    leaf of it again (a tenth of a catalog search's time).
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    result = _dump(types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error))
+    result["structuredContent"] = value if isinstance(value, dict) else {"result": value}
+    return result
 
 
 def call_tool(params: dict | None, bearer: Bearer) -> dict:

@@ -53,7 +53,8 @@ def test_it_refuses_an_expired_token(client, agent_user):
     assert 'error="invalid_token"' in response["WWW-Authenticate"]
 
 
-def test_it_refuses_a_revoked_token(client, agent_user):
+def test_it_refuses_a_revoked_token(client, agent_user, settings):
+    settings.MCP_TOKEN_CHECK_SECONDS = 0
     raw, row = issue_token(agent_user)
     assert list_tools(client, raw).status_code == 200
     row.revoke()  # DOT deletes the row
@@ -61,6 +62,29 @@ def test_it_refuses_a_revoked_token(client, agent_user):
     response = list_tools(client, raw)
     assert response.status_code == 401
     assert 'error="invalid_token"' in response["WWW-Authenticate"]
+
+
+def test_a_revocation_takes_effect_once_the_check_window_passes(client, agent_user):
+    from config import process_cache
+
+    raw, row = issue_token(agent_user)
+    assert list_tools(client, raw).status_code == 200
+    row.revoke()
+    assert list_tools(client, raw).status_code == 200  # remembered for MCP_TOKEN_CHECK_SECONDS
+    process_cache.reset_all()  # the window passing
+    assert list_tools(client, raw).status_code == 401
+
+
+def test_a_remembered_token_still_expires_on_time(client, agent_user):
+    raw, row = issue_token(agent_user)
+    assert list_tools(client, raw).status_code == 200
+    from mcp_auth import bearer
+
+    found, _ = bearer._valid.get(row.token_checksum)
+    expired = row.expires - timedelta(hours=2)  # as if its hour had passed within the check window
+    AccessToken.objects.filter(pk=row.pk).update(expires=expired)
+    bearer._valid.set(row.token_checksum, (found, expired))
+    assert list_tools(client, raw).status_code == 401
 
 
 @pytest.mark.parametrize(
@@ -85,7 +109,7 @@ def test_it_accepts_tokens_bound_to_either_resource_identifier(client, agent_use
     assert list_tools(client, raw).status_code == 200
 
 
-def test_it_refuses_a_token_of_an_inactive_user(client, agent_user):
+def test_it_refuses_a_token_of_an_inactive_user(client, agent_user):  # checked before it is remembered
     raw, _ = issue_token(agent_user)
     agent_user.is_active = False
     agent_user.save()
@@ -94,7 +118,11 @@ def test_it_refuses_a_token_of_an_inactive_user(client, agent_user):
 
 def test_a_user_who_lost_the_mcp_tools_permission_gets_403(client, agent_user):
     raw, _ = issue_token(agent_user)
+    assert list_tools(client, raw).status_code == 200
     agent_user.user_permissions.clear()
+    from config import process_cache
+
+    process_cache.reset_all()  # past MCP_TOKEN_CHECK_SECONDS
     response = list_tools(client, raw)
     assert response.status_code == 403
     assert "WWW-Authenticate" not in response  # signing in again would not help
@@ -169,6 +197,6 @@ def test_the_token_row_is_found_by_its_checksum_as_dot_stores_it(agent_user):
 
 def test_it_grants_nothing_to_a_user_never_given_the_permission(client, another_account):
     raw, _ = issue_token(another_account)
-    assert list_tools(client, raw).status_code == 403
+    assert list_tools(client, raw).status_code == 403  # a refusal is never remembered
     grant_mcp_tools(another_account)
     assert list_tools(client, raw).status_code == 200

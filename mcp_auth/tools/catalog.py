@@ -17,8 +17,9 @@ from mcp_auth.tools import Tool, ToolError
 
 MAX_RESULTS = 50
 FIELDS = ("slug", "name", "description", "category", "auth_type", "app_domain", "logo_url", "connect_url", "retired")
-# The parsed list of one feed version (by its ETag), each entry with the text a query is looked for in.
-_parsed = process_cache.named("mcp.catalog_search", max_size=2)
+# The parsed list of a feed version (by its ETag), each entry with the text a query is looked for in; and
+# The operations of each app, by the ETag of its detail document.
+_parsed = process_cache.named("mcp.catalog_search", max_size=20_000)
 
 
 def _entries() -> list[tuple[str, dict]]:
@@ -38,8 +39,12 @@ def _operations(slug: str) -> dict:
     document = serving.detail_document(slug)
     if document is None:  # left the feed a moment ago
         return {"triggers": [], "actions": []}
-    entry = json.loads(document.body)
-    return {"triggers": entry["triggers"], "actions": entry["actions"]}
+    operations = _parsed.get((slug, document.etag))
+    if operations is None:
+        entry = json.loads(document.body)
+        operations = {"triggers": entry["triggers"], "actions": entry["actions"]}
+        _parsed.set((slug, document.etag), operations)
+    return operations
 
 
 def search_apps(user, arguments: dict) -> dict:
