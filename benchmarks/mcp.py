@@ -1,0 +1,105 @@
+"""MCP throughput: tools/list and a catalog search tools/call per second with a valid token, beside the empty view.
+
+Run: .venv/bin/python benchmarks/mcp.py [--apps 2000] [--seconds 10] [--rounds 3]
+One gunicorn as the Procfile runs it (config/gunicorn.py), PostgreSQL and
+Redis. The empty view is /healthz: the same middleware and host routing, no
+database. Each MCP request is a stateless POST carrying its bearer token, so
+each pays the token check (one query: the token, its user and the "MCP
+Tools" permission) besides its own work; the search reads the catalog (one
+query for the apps, one for their operations). Goal: 50% or more of the
+empty view.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+
+from common import bench_env, manage, start_gunicorn, wrk
+
+PORT = 8937
+REDIS_DB = "6"
+MAKE_TOKEN = """
+from datetime import timedelta
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, Application
+from mcp_auth.tests.tokens import grant_mcp_tools
+user, _ = User.objects.get_or_create(username="bench-agent")
+grant_mcp_tools(user)
+app = Application.objects.create(name="bench", client_type="public", authorization_grant_type="authorization-code",
+    redirect_uris="http://127.0.0.1/cb")
+AccessToken.objects.create(user=user, application=app, token="bench-token-" + "x" * 32, scope="mcp:tools",
+    expires=timezone.now() + timedelta(hours=2), resource=[settings.MCP_URL + "/mcp"])
+"""
+TOKEN = "bench-token-" + "x" * 32
+
+
+def message(method: str, params: dict | None = None) -> str:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        body["params"] = params
+    return json.dumps(body)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--apps", type=int, default=2000)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=8)
+    args = parser.parse_args()
+
+    env = bench_env("flowgate_bench_mcp", PORT)
+    env["REDIS_URL"] = f"redis://127.0.0.1:6379/{REDIS_DB}"
+    subprocess.run(["redis-cli", "-n", REDIS_DB, "flushdb"], check=True, capture_output=True)
+    manage(env, "migrate", "--noinput")
+    print(manage(env, "load_demo", "--apps", str(args.apps)).strip())
+    manage(env, "shell", "-c", MAKE_TOKEN)
+    server = start_gunicorn(env, PORT)
+    base = f"http://127.0.0.1:{PORT}"
+    mcp = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    mcp_versioned = {**mcp, "MCP-Protocol-Version": "2025-06-18"}
+    search = message("tools/call", {"name": "search_apps", "arguments": {"query": "crm", "limit": 10}})
+    cases = {
+        "empty view (/healthz)": (f"{base}/healthz", None, None),
+        "tools/list": (f"{base}/mcp", mcp_versioned, message("tools/list")),
+        "tools/call search_apps 'crm' (10 apps)": (f"{base}/mcp", mcp_versioned, search),
+    }
+    try:
+        for name, (url, headers, body) in cases.items():  # each answers what it should before it is measured
+            if body is not None:
+                check = subprocess.run(
+                    ["curl", "-sf", "-X", "POST", url, "-d", body, "-H", "Content-Type: application/json"]
+                    + [arg for key, value in headers.items() for arg in ("-H", f"{key}: {value}")],
+                    capture_output=True,
+                    text=True,
+                )
+                answer = json.loads(check.stdout)
+                assert "result" in answer and not answer["result"].get("isError"), (name, check.stdout[:300])
+        results = {name: [] for name in cases}
+        for _ in range(args.rounds):  # interleaved, so drift hits every case alike
+            for name, (url, headers, body) in cases.items():
+                script, extra = ("mcp_post.lua", {"MCP_BODY": body}) if body else (None, None)
+                measured = wrk(
+                    url, connections=args.connections, seconds=args.seconds, headers=headers, script=script, env=extra
+                )
+                results[name].append(measured)
+    finally:
+        server.terminate()
+        server.wait()
+
+    empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
+    print(f"\n{args.apps} apps, {args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
+    print("| case | req/s | p99 ms | vs empty view | non-2xx/3xx |")
+    print("|---|---|---|---|---|")
+    for name, runs in results.items():
+        rps = statistics.median(r["rps"] for r in runs)
+        p99 = statistics.median(r["p99_ms"] for r in runs)
+        errors = sum(r["errors"] for r in runs)
+        print(f"| {name} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {errors} |")
+
+
+if __name__ == "__main__":
+    main()

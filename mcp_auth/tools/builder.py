@@ -1,0 +1,95 @@
+"""Builder tools (scope mcp:automation_builder): create and change automations from the definition document.
+
+The document is the one admin and import/export read and write, validated by
+its one schema (automations/definition.py). A document with errors is a tool
+result with isError listing every error with its path, so that an agent can
+correct it and call again.
+"""
+
+from automations import definition as definitions
+from automations import services
+from automations.triggers import TriggerRefused
+from mcp_auth.tools import BUILDER_SCOPES, Tool, ToolError
+from mcp_auth.tools.automations import AUTOMATION_ID, detail, owned
+
+NAME = {"type": "string", "minLength": 1, "maxLength": 200}
+DEFINITION = {
+    "type": "object",
+    "description": (
+        "The definition document: {trigger: {type, ...}, steps: [{id, kind, ...}], settings: {...}}; see "
+        "docs/automations.md. Steps refer to data as {{trigger.body.x}} or {{steps.<id>.<field>}}."
+    ),
+}
+
+
+def _checked(document: dict) -> dict:
+    problems = definitions.errors(document)
+    if problems:
+        errors = [{"path": path, "message": message} for path, _, message in (p.partition(": ") for p in problems)]
+        raise ToolError(f"the definition has {len(errors)} error(s); correct them and call again", errors)
+    return document
+
+
+def create_automation(user, arguments: dict) -> dict:
+    """Created off unless asked; a trigger that refuses to turn on leaves it created and off, and says why."""
+    document = _checked(arguments["definition"])
+    try:
+        automation = services.create_automation(
+            owner=user, name=arguments["name"], definition=document, enabled=arguments.get("enabled", False)
+        )
+    except TriggerRefused as refusal:
+        return {**detail(refusal.automation), "note": f"created, but it stays off: {refusal}"}
+    return detail(automation)
+
+
+def update_automation(user, arguments: dict) -> dict:
+    automation = owned(user, arguments["automation_id"])
+    document = _checked(arguments["definition"]) if "definition" in arguments else None
+    try:
+        services.update_automation(automation=automation, name=arguments.get("name"), definition=document)
+    except TriggerRefused as refusal:
+        raise ToolError(f"nothing was changed: the new trigger refused to turn on: {refusal}") from None
+    automation.refresh_from_db()
+    return detail(automation)
+
+
+TOOLS = (
+    Tool(
+        name="create_automation",
+        title="Create an automation",
+        description=(
+            "Create an automation from a name and a definition document (trigger, steps, settings). It is created "
+            "off unless enabled is true. If the document is invalid nothing is created, and every error comes back "
+            "with its path (such as $.steps[0].url) so it can be corrected. Returns the automation with its URLs."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {"name": NAME, "definition": DEFINITION, "enabled": {"type": "boolean", "default": False}},
+            "required": ["name", "definition"],
+            "additionalProperties": False,
+        },
+        call=create_automation,
+        read_only=False,
+        scopes=BUILDER_SCOPES,
+    ),
+    Tool(
+        name="update_automation",
+        title="Change an automation",
+        description=(
+            "Rename one of your automations or replace its definition document (the whole document: trigger, steps, "
+            "settings). If the document is invalid nothing changes, and every error comes back with its path. Runs "
+            "already started go on with the definition they started with."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {"automation_id": AUTOMATION_ID, "name": NAME, "definition": DEFINITION},
+            "required": ["automation_id"],
+            "additionalProperties": False,
+        },
+        call=update_automation,
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+        scopes=BUILDER_SCOPES,
+    ),
+)

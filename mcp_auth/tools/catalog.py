@@ -1,0 +1,82 @@
+"""The catalog search tool: apps a user can connect, searched in the feed the catalog publishes.
+
+The feed is built from the one visibility rule of the app picker
+(catalog.selectors.connectable_apps) and serves its documents from process
+memory (catalog/serving.py), so searching it costs no query, and an agent
+sees exactly the apps and fields the feed publishes: names and descriptions
+of operations, never endpoints or internal keys.
+"""
+
+import itertools
+import json
+
+from catalog import serving
+from catalog.exceptions import FeedUnavailable
+from config import process_cache
+from mcp_auth.tools import Tool, ToolError
+
+MAX_RESULTS = 50
+FIELDS = ("slug", "name", "description", "category", "auth_type", "app_domain", "logo_url", "connect_url", "retired")
+# The parsed list of a feed version (by its ETag), each entry with the text a query is looked for in; and
+# The operations of each app, by the ETag of its detail document.
+_parsed = process_cache.named("mcp.catalog_search", max_size=20_000)
+
+
+def _entries() -> list[tuple[str, dict]]:
+    document = serving.list_document()
+    entries = _parsed.get(document.etag)
+    if entries is None:
+        apps = json.loads(document.body)["apps"]  # in the feed's popularity order
+        entries = [
+            (" ".join((app["name"], app["slug"], app["category"] or "", app["description"])).casefold(), app)
+            for app in apps
+        ]
+        _parsed.set(document.etag, entries)
+    return entries
+
+
+def _operations(slug: str) -> dict:
+    document = serving.detail_document(slug)
+    if document is None:  # left the feed a moment ago
+        return {"triggers": [], "actions": []}
+    operations = _parsed.get((slug, document.etag))
+    if operations is None:
+        entry = json.loads(document.body)
+        operations = {"triggers": entry["triggers"], "actions": entry["actions"]}
+        _parsed.set((slug, document.etag), operations)
+    return operations
+
+
+def search_apps(user, arguments: dict) -> dict:
+    """Apps whose name, slug, category or description holds every word of the query, most popular first."""
+    words = arguments.get("query", "").casefold().split()
+    limit = arguments.get("limit", 10)
+    try:
+        found = itertools.islice((app for text, app in _entries() if all(word in text for word in words)), limit)
+        return {"apps": [{**{field: app[field] for field in FIELDS}, **_operations(app["slug"])} for app in found]}
+    except FeedUnavailable:
+        raise ToolError("the app catalog is unavailable for a moment; try again in a minute") from None
+
+
+TOOLS = (
+    Tool(
+        name="search_apps",
+        title="Search the app catalog",
+        description=(
+            "Find apps that can be connected to automations, by words in their name, category or description. "
+            "Returns each app's slug, name, description, how it connects (auth_type), its sign-up link, and the "
+            "names and descriptions of its triggers and actions. An empty query lists the most popular apps."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "maxLength": 200, "description": "Words to look for, e.g. 'crm'."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "default": 10},
+            },
+            "additionalProperties": False,
+        },
+        call=search_apps,
+        read_only=True,
+        idempotent=True,
+    ),
+)
