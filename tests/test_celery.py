@@ -29,6 +29,7 @@ SCHEDULED = {
     "catalog.expire_retired_apps",
     "hooks.sweep_deliveries",
     "automations.sweep_runs",
+    "mcp_auth.purge_unused_clients",
 }
 
 
