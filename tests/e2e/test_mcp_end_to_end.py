@@ -47,10 +47,10 @@ def stack(tmp_path):
     running.stop()
 
 
-async def session(stack, token: str, mode: str) -> dict:
-    """Everything the agent does through the SDK's client; returns what it saw (the test checks the database)."""
+async def session(stack, http: httpx2.AsyncClient, mode: str) -> dict:
+    """Everything the agent does through the SDK's client over http (which carries its token); returns what it
+    saw (the test checks the database)."""
     seen: dict = {}
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     async with http, Client(streamable_http_client(stack.base + "/mcp", http_client=http), mode=mode) as client:
         seen["version"] = client.protocol_version
         seen["tools"] = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -91,8 +91,12 @@ def test_an_agent_uses_every_tool_through_the_sdk_client(stack, make_catalog, ma
     grant_mcp_tools(owner)
     token, _ = issue_token(owner, scope=ALL_SCOPES, resource=[stack.base + "/mcp"])
 
-    seen = asyncio.run(session(stack, token, mode))
+    seen = asyncio.run(session(stack, create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}), mode))
 
+    assert_every_tool_worked(seen, stack, automation, mode)
+
+
+def assert_every_tool_worked(seen: dict, stack, automation, mode: str) -> None:
     if mode == "auto":
         assert seen["version"] == LATEST_MODERN_VERSION
     else:
