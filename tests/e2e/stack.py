@@ -134,6 +134,14 @@ class Stack:
                 process.wait()
         self.processes.clear()
 
+    def tasks_done(self) -> bool:
+        """No task waits in the broker or is held by a worker: the Redis transport's queue and unacked hash are
+        empty. What a worker does with a delivery of an automation that is off leaves no trace elsewhere."""
+        import redis
+
+        with redis.Redis.from_url(settings.REDIS_URL) as client:
+            return client.llen("celery") == 0 and client.hlen("unacked") == 0
+
     def log(self, name: str) -> str:
         return (self.logs / f"{name}.log").read_text(errors="replace")
 

@@ -95,7 +95,10 @@ def test_deliveries_kept_while_off_replay_in_arrival_order(stack, make_automatio
     url = hook_url(stack, automation)
     for n in range(10):
         assert post(url, {"n": n}).status_code == 200
-    time.sleep(2)  # two sweeps: nothing runs while it is off
+    # The worker has seen every delivery and kept it (a task still queued would run at once after turn_on,
+    # beside the replay and out of order); two sweeps pass too: nothing runs while it is off.
+    wait_until(stack.tasks_done, 60, message="the worker to see every delivery")
+    time.sleep(2)
     assert not Run.objects.exists()
     automation_services.turn_on(automation=automation)
     wait_until(lambda: settled(automation.pk, 10), 60, message="kept deliveries to replay")
@@ -119,6 +122,7 @@ def test_reset_discards_what_was_kept_and_delete_answers_404(stack, make_automat
     url = hook_url(stack, automation)
     for n in range(3):
         post(url, {"n": n})
+    wait_until(stack.tasks_done, 60, message="the worker to keep every delivery")  # not one in its hands
     automation_services.reset(automation=automation)
     automation_services.turn_on(automation=automation)
     time.sleep(2)
