@@ -38,6 +38,19 @@ def test_the_issuer_is_base_url_byte_for_byte_on_separate_hosts(client, settings
     )
 
 
+def test_the_issuer_is_byte_identical_to_the_authorization_server_the_mcp_host_names(client, settings):
+    """Clients compare the two as strings (RFC 8414 3.3, RFC 9728): a slash or a port written apart breaks them."""
+    settings.BASE_URL, settings.MCP_URL = "https://app.example.com:8443", "https://mcp.example.com"
+    settings.ALLOWED_HOSTS = ["app.example.com", "mcp.example.com"]
+    issuer = client.get("/.well-known/oauth-authorization-server", HTTP_HOST="app.example.com:8443", secure=True)
+    raw_issuer = issuer.content.split(b'"issuer": ')[1].split(b",")[0]
+    for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
+        named = client.get(path, HTTP_HOST="mcp.example.com", secure=True)
+        assert named.status_code == 200, path
+        assert named.json()["authorization_servers"] == [issuer.json()["issuer"]]
+        assert b'"authorization_servers": [' + raw_issuer + b"]" in named.content, named.content
+
+
 def test_it_is_open_to_any_origin_without_credentials_and_answers_the_preflight(client):
     response = client.get("/.well-known/oauth-authorization-server", HTTP_ORIGIN="https://inspector.example")
     assert response["Access-Control-Allow-Origin"] == "*"
