@@ -432,6 +432,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "mcp_auth.purge_unused_clients",
         "schedule": crontab(minute=23),
     },
+    # Expired OAuth grants and tokens, and spent authorization codes (mcp_auth/tasks.py).
+    "mcp-auth-clear-expired": {
+        "task": "mcp_auth.clear_expired",
+        "schedule": crontab(minute=41),
+    },
 }
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()

@@ -71,3 +71,22 @@ class RegisteredClient(models.Model):
 
     def __str__(self) -> str:
         return f"registration of {self.application_id}"
+
+
+class SpentCode(models.Model):
+    """An authorization code already exchanged, as its SHA-256, with the family of the tokens it gave.
+
+    django-oauth-toolkit deletes a grant once its code is exchanged, which
+    forgets which tokens it gave; this row remembers them for a day so that a
+    second use can revoke them (mcp_auth/spent_codes.py).
+    """
+
+    code_checksum = models.CharField(max_length=64, unique=True)
+    token_family = models.UUIDField(null=True)
+    spent_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        verbose_name = "spent authorization code"
+
+    def __str__(self) -> str:
+        return f"code spent at {self.spent_at:%Y-%m-%d %H:%M:%S}"

@@ -1,6 +1,14 @@
-"""django-oauth-toolkit's request validator with the one rule it lacks: "offline_access" is accepted and ignored."""
+"""django-oauth-toolkit's request validator with the rules it lacks.
 
+"offline_access" is accepted and ignored, and a code used twice revokes the
+tokens it gave (mcp_auth/spent_codes.py).
+"""
+
+from django.db import transaction
 from oauth2_provider.oauth2_validators import OAuth2Validator
+from oauthlib.oauth2.rfc6749 import errors
+
+from mcp_auth import spent_codes
 
 IGNORED_SCOPES = frozenset({"offline_access"})
 
@@ -19,3 +27,33 @@ class McpValidator(OAuth2Validator):
             kept = kept or list(self.get_default_scopes(client_id, request))
             request.scopes = kept
         return super().validate_scopes(client_id, kept, client, request, *args, **kwargs)
+
+    def validate_code(self, client_id, code, client, request, *args, **kwargs):
+        """A code with no live grant is refused; if it was spent, the tokens it gave are revoked as well."""
+        if super().validate_code(client_id, code, client, request, *args, **kwargs):
+            return True
+        spent_codes.revoke_reuse(code, client_id=client_id)
+        return False
+
+    def _create_refresh_token(self, request, refresh_token_code, access_token, previous_refresh_token):
+        """The toolkit's, noting the new token's family on the request for invalidate_authorization_code."""
+        refresh_token = super()._create_refresh_token(request, refresh_token_code, access_token, previous_refresh_token)
+        request.issued_token_family = refresh_token.token_family
+        return refresh_token
+
+    def invalidate_authorization_code(self, client_id, code, request, *args, **kwargs):
+        """Delete the grant and remember the code as spent, with the family of the tokens it just gave.
+
+        oauthlib calls this after the tokens are saved. When two exchanges of
+        one code race, both pass validate_code and save tokens; the loser's
+        delete waits for the winner's transaction and finds no grant. Then the
+        code has been used twice: the winner's tokens and the loser's go.
+        """
+        family = getattr(request, "issued_token_family", None)
+        try:
+            with transaction.atomic():
+                super().invalidate_authorization_code(client_id, code, request, *args, **kwargs)
+                spent_codes.record(code, family)
+        except errors.InvalidGrantError:
+            spent_codes.revoke_reuse(code, client_id=client_id, also=family)
+            raise

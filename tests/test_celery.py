@@ -30,6 +30,7 @@ SCHEDULED = {
     "hooks.sweep_deliveries",
     "automations.sweep_runs",
     "mcp_auth.purge_unused_clients",
+    "mcp_auth.clear_expired",
 }
 
 

@@ -1,18 +1,23 @@
 """Registered clients that never obtained a token are deleted by beat a day after registering."""
 
+import hashlib
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
 from django.test import Client
 from django.utils import timezone
-from oauth2_provider.models import Application
+from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 
 from mcp_auth import registration, tasks
-from mcp_auth.models import RegisteredClient
-from mcp_auth.tests.conftest import register
+from mcp_auth.models import RegisteredClient, SpentCode
+from mcp_auth.tests.conftest import code_for, refresh, register, start_flow
 
 pytestmark = pytest.mark.django_db
+
+
+def checksum(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def age(client_id: str, seconds: int) -> None:
@@ -48,3 +53,27 @@ def test_a_client_holding_a_token_is_kept_even_if_its_first_use_went_unrecorded(
 def test_beat_runs_the_purge():
     entry = next(e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == "mcp_auth.purge_unused_clients")
     assert len(entry["schedule"].hour) == 24  # every hour: a client goes at most an hour past its day
+
+
+def test_beat_clears_expired_grants_old_revoked_tokens_and_spent_codes_older_than_a_day(
+    client, signed_in, agent, tokens, settings
+):
+    flow, body = tokens
+    SpentCode.objects.create(code_checksum="0" * 64)
+    SpentCode.objects.update(spent_at=timezone.now() - timedelta(days=1, seconds=1))
+    recent = SpentCode.objects.create(code_checksum="1" * 64)
+    renewed = refresh(client, flow, body["refresh_token"]).json()  # the first refresh token is now revoked
+    RefreshToken.objects.filter(revoked__isnull=False).update(
+        revoked=timezone.now() - timedelta(seconds=settings.OAUTH2_PROVIDER["REFRESH_TOKEN_EXPIRE_SECONDS"] + 1)
+    )
+    code_for(signed_in, start_flow(agent))  # a code never exchanged
+    Grant.objects.update(expires=timezone.now() - timedelta(seconds=1))
+
+    tasks.clear_expired()
+
+    assert list(SpentCode.objects.all()) == [recent]
+    assert not Grant.objects.exists()
+    assert list(RefreshToken.objects.values_list("token_checksum", flat=True)) == [checksum(renewed["refresh_token"])]
+    assert AccessToken.objects.get().token_checksum == checksum(renewed["access_token"])
+    entry = next(e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == "mcp_auth.clear_expired")
+    assert len(entry["schedule"].hour) == 24

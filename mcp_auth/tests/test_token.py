@@ -1,15 +1,18 @@
 """POST {base_url}/oauth/token: codes for tokens with PKCE, refresh with rotation and reuse detection."""
 
 import hashlib
+import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connections
 from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Grant, RefreshToken
 
-from mcp_auth.models import RegisteredClient
+from mcp_auth.models import RegisteredClient, SpentCode
 from mcp_auth.tests.conftest import code_for, exchange, refresh, register, start_flow
+from mcp_auth.validator import McpValidator
 
 pytestmark = pytest.mark.django_db
 
@@ -63,13 +66,65 @@ def test_the_verifier_of_another_request_gets_no_token(signed_in, agent):
     assert exchange(signed_in, first, code, code_verifier=second.verifier).json()["error"] == "invalid_grant"
 
 
-def test_a_code_is_used_once(signed_in, agent):
+def test_a_code_used_twice_revokes_the_tokens_it_gave(signed_in, agent, tokens):
     flow = start_flow(agent)
     code = code_for(signed_in, flow)
-    assert exchange(signed_in, flow, code).status_code == 200
+    first = exchange(signed_in, flow, code).json()
+    _, other = tokens  # another authorization of the same user: not touched
+
     again = exchange(signed_in, flow, code)
+
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
-    assert AccessToken.objects.count() == 1
+    assert not AccessToken.objects.filter(token_checksum=checksum(first["access_token"])).exists()
+    assert refresh(signed_in, flow, first["refresh_token"]).json()["error"] == "invalid_grant"
+    assert AccessToken.objects.filter(token_checksum=checksum(other["access_token"])).exists()
+    assert SpentCode.objects.filter(code_checksum=checksum(code)).exists()  # kept only as its hash
+
+
+def test_a_code_never_issued_or_expired_revokes_nothing(signed_in, agent, tokens):
+    flow = start_flow(agent)
+    code = code_for(signed_in, flow)
+    Grant.objects.filter(code=code).update(expires=timezone.now() - timedelta(seconds=1))
+    assert exchange(signed_in, flow, code).json()["error"] == "invalid_grant"
+    assert exchange(signed_in, flow, "never-issued").json()["error"] == "invalid_grant"
+    assert AccessToken.objects.count() == RefreshToken.objects.filter(revoked__isnull=True).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_exchanges_of_one_code_that_both_pass_the_check_leave_no_live_token(approver, monkeypatch):
+    """Both requests validate the code and save tokens before either deletes its grant: the loser finds the
+    grant gone, so the code was used twice, and the tokens of both go."""
+    agent = register(Client())
+    signed_in = Client()
+    signed_in.force_login(approver)
+    flow = start_flow(agent)
+    code = code_for(signed_in, flow)
+    both_saved = threading.Barrier(2, timeout=10)
+    save = McpValidator.save_bearer_token
+
+    def save_then_wait(self, token, request, *args, **kwargs):
+        saved = save(self, token, request, *args, **kwargs)
+        both_saved.wait()
+        return saved
+
+    monkeypatch.setattr(McpValidator, "save_bearer_token", save_then_wait)
+    answers = []
+
+    def exchange_once():
+        try:
+            answers.append(exchange(Client(), flow, code))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=exchange_once) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(answer.status_code for answer in answers) == [200, 400]
+    assert not AccessToken.objects.exists()
+    assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
 
 
 def test_a_code_is_for_the_client_and_redirect_uri_it_was_issued_to(signed_in, agent):
