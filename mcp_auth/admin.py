@@ -6,6 +6,7 @@ the client admin is extended here, and the user admin shows each user's
 connected clients with an action to disconnect them.
 """
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -16,6 +17,7 @@ from oauth2_provider.models import get_application_admin_class, get_application_
 
 from mcp_auth import connections
 from mcp_auth.models import AppCallback, RegisteredClient
+from mcp_auth.redirect_uris import redirect_uri_problem, schemes_of
 
 Application = get_application_model()
 User = get_user_model()
@@ -41,7 +43,26 @@ def _refresh_tokens_url(**filters) -> str:
     return reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist") + "?" + urlencode(filters)
 
 
+class ClientForm(forms.ModelForm):
+    """The toolkit's client form, with redirect URIs checked by the service's rules (mcp_auth/redirect_uris.py).
+
+    django-oauth-toolkit's clean() allows only http and https, so a client of
+    an app callback on the allow list (cursor://...) could not be saved here.
+    Once the URIs pass the service's rules, clean() is told their schemes.
+    """
+
+    def clean_redirect_uris(self) -> str:
+        uris = self.cleaned_data["redirect_uris"]
+        problems = [f"{uri[:200]} {problem}" for uri in uris.split() if (problem := redirect_uri_problem(uri))]
+        if problems:
+            raise forms.ValidationError(problems)
+        schemes = schemes_of(uris)
+        self.instance.get_allowed_schemes = lambda: schemes  # read by the toolkit's Application.clean()
+        return uris
+
+
 class ClientAdmin(get_application_admin_class()):
+    form = ClientForm
     inlines = [RegistrationInline]
     list_display = ("pk", "name", "client_id", "client_type", "registration_source", "registered_at", "first_token_at")
     list_select_related = ("registration",)

@@ -103,3 +103,52 @@ def test_the_approver_can_connect_after_staff_grant_the_permission(client, owner
     )
     assert owner.__class__.objects.get(pk=owner.pk).has_perm("mcp_auth.use_mcp_tools")
     assert code_for(client, flow)
+
+
+def change_form_data(admin_client, application: Application, **changes) -> dict:
+    """What the client's change page posts when staff save it: its fields as the page fills them, then changes."""
+    page = admin_client.get(f"/admin/oauth2_provider/application/{application.pk}/change/")
+    form = page.context["adminform"].form
+    data = {}
+    for name in form.fields:
+        value = form[name].value()
+        if value is True:
+            data[name] = "on"
+        elif value not in (None, False):
+            data[name] = value
+    for formset in page.context["inline_admin_formsets"]:
+        management = formset.formset.management_form
+        data.update({management.add_prefix(key): value for key, value in management.initial.items()})
+        for index, inline_form in enumerate(formset.formset.forms):
+            data[f"{formset.formset.prefix}-{index}-id"] = inline_form.instance.pk
+            data[f"{formset.formset.prefix}-{index}-application"] = application.pk
+    return {**data, **changes}
+
+
+CURSOR = "cursor://anysphere.cursor-mcp/oauth/callback"
+
+
+@pytest.mark.parametrize(
+    "redirect_uris, saved",
+    [
+        (CURSOR, True),  # on the allow list (mcp_auth/migrations/0003)
+        (f"http://127.0.0.1:33418/callback {CURSOR}", True),
+        ("https://agent.example/callback", True),
+        ("zed://oauth/callback", False),  # an app scheme not on the list
+        ("http://agent.example/callback", False),  # http only on this machine
+        ("javascript:alert(1)", False),
+    ],
+)
+def test_staff_save_a_client_whose_redirect_uris_pass_the_registration_rules(admin_client, redirect_uris, saved):
+    agent = register(Client(), redirect_uris=[CURSOR], client_name="Cursor")
+    application = Application.objects.get(client_id=agent["client_id"])
+
+    response = admin_client.post(
+        f"/admin/oauth2_provider/application/{application.pk}/change/",
+        change_form_data(admin_client, application, name="Cursor (renamed)", redirect_uris=redirect_uris),
+    )
+
+    assert (response.status_code == 302) is saved, response.context and response.context["adminform"].form.errors
+    application.refresh_from_db()
+    assert (application.name == "Cursor (renamed)") is saved
+    assert (application.redirect_uris == redirect_uris) is saved
