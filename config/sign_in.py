@@ -12,12 +12,11 @@ limits, counted in the same groups as admin's sign-in (one password, one
 budget); its refusal is a page. Its ?next= is followed only when it is a path
 of this site (/form/..., not //other.example or https://...).
 
-A counter that cannot be reached lets the attempt through (with a warning):
-admin holds the maintenance switch, which an outage of Redis must not lock.
-RATELIMIT_ENABLE=0 turns these limits off with the feed's.
+A counter that cannot be reached lets the attempt through
+(config/request_limits.py): admin holds the maintenance switch, which an
+outage of Redis must not lock.
 """
 
-import logging
 from functools import wraps
 
 from django.conf import settings
@@ -25,19 +24,9 @@ from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
-from django_ratelimit.core import get_usage
 
 from catalog.ratelimits import client_key
-
-logger = logging.getLogger(__name__)
-
-
-def _address(group: str, request: HttpRequest) -> str:
-    return client_key(request)
-
-
-def _username(group: str, request: HttpRequest) -> str:
-    return request.POST.get("username", "").strip().lower()
+from config import request_limits
 
 
 def throttled(view, *, page: str | None = None):
@@ -46,18 +35,12 @@ def throttled(view, *, page: str | None = None):
     @wraps(view)
     def throttled_view(request: HttpRequest, *args, **kwargs):
         if request.method == "POST":
-            limits = (
-                ("sign-in:ip", _address, settings.SIGN_IN_RATE_IP),
-                ("sign-in:username", _username, settings.SIGN_IN_RATE_USERNAME),
+            counters = (
+                ("sign-in:ip", client_key(request), settings.SIGN_IN_RATE_IP),
+                ("sign-in:username", request.POST.get("username", "").strip().lower(), settings.SIGN_IN_RATE_USERNAME),
             )
-            for group, key, rate in limits:
-                try:
-                    usage = get_usage(request, group=group, key=key, rate=rate, method="POST", increment=True)
-                except Exception:
-                    logger.warning("sign-in attempt counter unreachable; letting the attempt through", exc_info=True)
-                    break
-                if usage and usage["should_limit"]:
-                    return refused(usage["time_left"], request=request, page=page)
+            if wait := request_limits.retry_after(request, counters, what="sign-in attempt"):
+                return refused(wait, request=request, page=page)
         return view(request, *args, **kwargs)
 
     return throttled_view
