@@ -91,8 +91,12 @@ run: install ## migrate, load the demo catalog (the demo automation the first ti
 	@echo
 	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/python -m config.procfile Procfile
 
+# The suite runs in TEST_PROCESSES processes (pytest-xdist), each test file whole in one of them, so a
+# file's end-to-end stack starts once; each process has its own test database, Redis database and var/
+# directory (config/test_settings.py). TEST_PROCESSES=0 runs it in this process alone.
+TEST_PROCESSES ?= 2
 test: install ## run the whole suite on DATABASE_URL and REDIS_URL, or on the embedded default
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 lint: install ## ruff check and ruff format --check (settings in pyproject.toml)
 	$(BIN)/ruff check .

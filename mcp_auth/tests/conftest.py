@@ -3,12 +3,14 @@ user holding "MCP Tools" and a token made in the database, and a helper that POS
 
 import base64
 import hashlib
+import importlib
 import json
 import secrets
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+from django.apps import apps as django_apps
 from django.test import Client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
@@ -208,3 +210,16 @@ def mcp(client, token):
 @pytest.fixture
 def modern_mcp(client, token):
     return Mcp(client, token, modern=True)
+
+
+@pytest.fixture
+def cursor_callback(db) -> str:
+    """Cursor's callback, listed the way migration 0003 lists it.
+
+    Listed again here: the tables of a test database are emptied by every
+    transactional test, and under make test one may have run before in the
+    same test process (each file runs whole in one of several processes).
+    """
+    migration = importlib.import_module("mcp_auth.migrations.0003_cursor_callback")
+    migration.add(django_apps, None)
+    return migration.CURSOR

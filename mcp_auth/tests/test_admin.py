@@ -139,7 +139,9 @@ CURSOR = "cursor://anysphere.cursor-mcp/oauth/callback"
         ("javascript:alert(1)", False),
     ],
 )
-def test_staff_save_a_client_whose_redirect_uris_pass_the_registration_rules(admin_client, redirect_uris, saved):
+def test_staff_save_a_client_whose_redirect_uris_pass_the_registration_rules(
+    admin_client, cursor_callback, redirect_uris, saved
+):
     agent = register(Client(), redirect_uris=[CURSOR], client_name="Cursor")
     application = Application.objects.get(client_id=agent["client_id"])
 

@@ -163,8 +163,8 @@ def test_an_unknown_scope_is_refused(signed_in, agent):
     assert redirect_params(signed_in.get(start_flow(agent, scope="admin").url))["error"] == "invalid_scope"
 
 
-def test_an_app_callback_from_the_allow_list_receives_the_code(signed_in):
-    uri = "cursor://anysphere.cursor-mcp/oauth/callback"
+def test_an_app_callback_from_the_allow_list_receives_the_code(signed_in, cursor_callback):
+    uri = cursor_callback
     assert AppCallback.objects.filter(uri=uri).exists()
     agent = register(Client(), redirect_uris=[uri, "http://localhost:8787/callback"])
     response = answer(signed_in, start_flow(agent, redirect_uri=uri))

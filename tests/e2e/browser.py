@@ -20,6 +20,7 @@ The playwright page itself is `page.raw`. Starting the browser also runs
 collectstatic, so gunicorn (whitenoise) serves the current stylesheet.
 """
 
+import fcntl
 import functools
 import os
 import re
@@ -95,12 +96,17 @@ def collect_static() -> None:
     """Copy static/ to STATIC_ROOT, which whitenoise serves in gunicorn: pages are checked with their stylesheet."""
     root = Path(__file__).resolve().parents[2]
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "1"}
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
-        cwd=root,
-        env=environment,
-        check=True,
-    )
+    (root / "var").mkdir(exist_ok=True)
+    # One test process at a time (make test runs several): a copy in progress would hide a file from a server
+    # another process is starting.
+    with open(root / "var" / "collectstatic.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+            cwd=root,
+            env=environment,
+            check=True,
+        )
 
 
 class BrowserPage:
