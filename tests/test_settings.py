@@ -225,3 +225,18 @@ def test_check_deploy_with_https_urls_finds_hsts_and_the_ssl_redirect(tmp_path):
     turned_off = deploy_check(behind_a_proxy, tmp_path)
     assert "security.W004" in turned_off.stdout + turned_off.stderr
     assert "security.W008" in turned_off.stdout + turned_off.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "worker", "own"),
+    [
+        ("redis://127.0.0.1:6379/1", 0, "redis://127.0.0.1:6379/1"),
+        ("redis://127.0.0.1:6379/1", 1, "redis://127.0.0.1:6379/2"),
+        ("redis://:pw@cache:6379", 1, "redis://:pw@cache:6379/1"),
+        ("redis://127.0.0.1:6379/15?socket_timeout=1", 1, "redis://127.0.0.1:6379/0?socket_timeout=1"),
+    ],
+)
+def test_each_test_process_gets_the_next_redis_database(url, worker, own):
+    from config.test_settings import _own_redis_database
+
+    assert _own_redis_database(url, worker) == own
