@@ -3,6 +3,7 @@
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -200,3 +201,34 @@ def _split_once_open(port: int, connections: int) -> list[int]:
         if sum(split) >= connections:
             break
     return split
+
+
+EMPTY = "empty view (/healthz)"
+
+
+def interleaved(cases: dict[str, dict], *, rounds: int) -> dict[str, list[dict]]:
+    """wrk once per case in each round, the cases in turn, so that drift on a shared machine hits them alike.
+
+    `cases` maps a name to wrk's keyword arguments (url, connections, seconds,
+    headers, script, env, threads); the answer maps it to its rounds' results.
+    """
+    results = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, arguments in cases.items():
+            results[name].append(wrk(**arguments))
+    return results
+
+
+def print_table(results: dict[str, list[dict]], *, empty: str = EMPTY) -> None:
+    """The median of the rounds per case, in a Markdown table, with each case's rate against the empty view's."""
+    baseline = statistics.median(r["rps"] for r in results[empty])
+    print("| case | req/s | p50 ms | p99 ms | vs empty view | non-2xx/3xx | connections per process |")
+    print("|---|---|---|---|---|---|---|")
+    for name, runs in results.items():
+        rps = statistics.median(r["rps"] for r in runs)
+        p50 = statistics.median(r["p50_ms"] for r in runs)
+        p99 = statistics.median(r["p99_ms"] for r in runs)
+        errors = sum(r["errors"] for r in runs)
+        splits = ", ".join(sorted({"/".join(map(str, r["split"])) or "-" for r in runs}))
+        splits += f" ({sum(r['attempts'] for r in runs)} starts)"
+        print(f"| {name} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {rps / baseline:.0%} | {errors} | {splits} |")

@@ -15,11 +15,10 @@ trip per request).
 import argparse
 import itertools
 import json
-import statistics
 import subprocess
 import urllib.request
 
-from common import bench_env, manage, start_gunicorn, wrk
+from common import EMPTY, bench_env, interleaved, manage, print_table, start_gunicorn
 
 PORT = 8931
 
@@ -49,7 +48,7 @@ def main() -> None:
         slug = json.loads(urllib.request.urlopen(f"{base}/catalog/v1/apps").read())["apps"][0]["slug"]
         steady, fresh = {"REQUESTS_PER_CLIENT": "200"}, {"REQUESTS_PER_CLIENT": "1"}
         cases = {
-            "empty view (/healthz)": (f"{base}/healthz", None, steady),
+            EMPTY: (f"{base}/healthz", None, steady),
             "GET /apps 200": (f"{base}/catalog/v1/apps", None, steady),
             "same-size view (list's bytes from memory, nothing else)": (f"{base}/bytes-{size}", None, steady),
             "GET /apps 200, gzip accepted": (f"{base}/catalog/v1/apps", {"Accept-Encoding": "gzip"}, steady),
@@ -57,42 +56,29 @@ def main() -> None:
             f"GET /apps/{slug} 200": (f"{base}/catalog/v1/apps/{slug}", None, steady),
             f"GET /apps/{slug} 200, a new client every request": (f"{base}/catalog/v1/apps/{slug}", None, fresh),
         }
-        results = {name: [] for name in cases}
         offsets = itertools.count(0, 400_000)  # no client comes back in a later run
-        for _ in range(args.rounds):  # interleaved, so drift hits every case alike
-            for name, (url, headers, clients) in cases.items():
-
-                def crowd(clients=clients):  # called again for each restart of the run
-                    return {**clients, "CLIENT_OFFSET": str(next(offsets))}
-
-                results[name].append(
-                    wrk(
-                        url,
-                        connections=args.connections,
-                        seconds=args.seconds,
-                        headers=headers,
-                        script="clients.lua",
-                        env=crowd,
-                    )
-                )
+        measured = {
+            name: {
+                "url": url,
+                "headers": headers,
+                "connections": args.connections,
+                "seconds": args.seconds,
+                "script": "clients.lua",
+                # Called again for each start of a run: a restarted run meets no counter of the stopped one.
+                "env": lambda clients=clients: {**clients, "CLIENT_OFFSET": str(next(offsets))},
+            }
+            for name, (url, headers, clients) in cases.items()
+        }
+        results = interleaved(measured, rounds=args.rounds)
     finally:
         server.terminate()
         server.wait()
 
-    empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
     print(
         f"\nrate limiting {'off' if args.no_ratelimit else 'on'}; {args.apps} apps, list body {size} bytes, "
         f"{args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds"
     )
-    print("| case | req/s | p99 ms | vs empty view | non-2xx/3xx | connections per process |")
-    print("|---|---|---|---|---|---|")
-    for name, runs in results.items():
-        rps = statistics.median(r["rps"] for r in runs)
-        p99 = statistics.median(r["p99_ms"] for r in runs)
-        errors = sum(r["errors"] for r in runs)
-        splits = ", ".join(sorted({"/".join(map(str, r["split"])) or "-" for r in runs}))
-        splits += f" ({sum(r['attempts'] for r in runs)} starts)"
-        print(f"| {name} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {errors} | {splits} |")
+    print_table(results)
 
 
 if __name__ == "__main__":

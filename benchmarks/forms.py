@@ -14,13 +14,12 @@ cost but no request is refused.
 
 import argparse
 import re
-import statistics
 import subprocess
 import urllib.parse
 import urllib.request
 from http.cookiejar import CookieJar
 
-from common import bench_env, manage, start_gunicorn, wrk
+from common import EMPTY, bench_env, interleaved, manage, print_table, start_gunicorn
 
 PORT = 8933
 SETUP = """
@@ -62,34 +61,22 @@ def main() -> None:
         body = urllib.parse.urlencode({**hidden, "email": "ada@example.com", "topic": "sales"})
         cookie = "; ".join(f"{c.name}={c.value}" for c in jar)
         post_env = {"FORM_COOKIE": cookie, "FORM_BODY": body}
+        shared = {"connections": args.connections, "seconds": args.seconds}
         cases = {
-            "empty view (/healthz)": (f"{base}/healthz", None, None),
-            "GET hosted form": (form, None, None),
-            "POST hosted form (starts a run, 303)": (form, "form_post.lua", post_env),
+            EMPTY: {"url": f"{base}/healthz", **shared},
+            "GET hosted form": {"url": form, **shared},
+            "POST hosted form (starts a run, 303)": {"url": form, "script": "form_post.lua", "env": post_env, **shared},
         }
-        results = {name: [] for name in cases}
-        for _ in range(args.rounds):  # interleaved, so drift hits every case alike
-            for name, (url, script, extra) in cases.items():
-                results[name].append(
-                    wrk(url, connections=args.connections, seconds=args.seconds, script=script, env=extra)
-                )
+        results = interleaved(cases, rounds=args.rounds)
     finally:
         server.terminate()
         server.wait()
 
-    empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
     print(f"\n{args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
-    print("| case | req/s | p50 ms | p99 ms | vs empty view | non-2xx/3xx |")
-    print("|---|---|---|---|---|---|")
-    for name, runs in results.items():
-        rps = statistics.median(r["rps"] for r in runs)
-        p50 = statistics.median(r["p50_ms"] for r in runs)
-        p99 = statistics.median(r["p99_ms"] for r in runs)
-        errors = sum(r["errors"] for r in runs)
-        print(f"| {name} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {rps / empty:.0%} | {errors} |")
+    print_table(results)
     # The machine is shared: each round's own ratios, whose cases ran one after the other, drift least.
     print("\nper round, vs the empty view of the same round (GET, POST):")
-    for i, empty_run in enumerate(results["empty view (/healthz)"]):
+    for i, empty_run in enumerate(results[EMPTY]):
         get, post = (results[name][i]["rps"] / empty_run["rps"] for name in list(results)[1:])
         print(f"  round {i + 1}: {get:.0%}, {post:.0%} (empty view {empty_run['rps']:.0f}/s)")
     with open("/proc/loadavg") as loadavg:

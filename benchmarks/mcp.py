@@ -12,10 +12,9 @@ empty view.
 
 import argparse
 import json
-import statistics
 import subprocess
 
-from common import bench_env, manage, start_gunicorn, wrk
+from common import EMPTY, bench_env, interleaved, manage, print_table, start_gunicorn
 
 PORT = 8937
 REDIS_DB = "6"
@@ -63,7 +62,7 @@ def main() -> None:
     mcp_versioned = {**mcp, "MCP-Protocol-Version": "2025-06-18"}
     search = message("tools/call", {"name": "search_apps", "arguments": {"query": "crm", "limit": 10}})
     cases = {
-        "empty view (/healthz)": (f"{base}/healthz", None, None),
+        EMPTY: (f"{base}/healthz", None, None),
         "tools/list": (f"{base}/mcp", mcp_versioned, message("tools/list")),
         "tools/call search_apps 'crm' (10 apps)": (f"{base}/mcp", mcp_versioned, search),
     }
@@ -78,27 +77,23 @@ def main() -> None:
                 )
                 answer = json.loads(check.stdout)
                 assert "result" in answer and not answer["result"].get("isError"), (name, check.stdout[:300])
-        results = {name: [] for name in cases}
-        for _ in range(args.rounds):  # interleaved, so drift hits every case alike
-            for name, (url, headers, body) in cases.items():
-                script, extra = ("mcp_post.lua", {"MCP_BODY": body}) if body else (None, None)
-                measured = wrk(
-                    url, connections=args.connections, seconds=args.seconds, headers=headers, script=script, env=extra
-                )
-                results[name].append(measured)
+        measured = {
+            name: {
+                "url": url,
+                "headers": headers,
+                "connections": args.connections,
+                "seconds": args.seconds,
+                **({"script": "mcp_post.lua", "env": {"MCP_BODY": body}} if body else {}),
+            }
+            for name, (url, headers, body) in cases.items()
+        }
+        results = interleaved(measured, rounds=args.rounds)
     finally:
         server.terminate()
         server.wait()
 
-    empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
     print(f"\n{args.apps} apps, {args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
-    print("| case | req/s | p99 ms | vs empty view | non-2xx/3xx |")
-    print("|---|---|---|---|---|")
-    for name, runs in results.items():
-        rps = statistics.median(r["rps"] for r in runs)
-        p99 = statistics.median(r["p99_ms"] for r in runs)
-        errors = sum(r["errors"] for r in runs)
-        print(f"| {name} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} | {errors} |")
+    print_table(results)
 
 
 if __name__ == "__main__":

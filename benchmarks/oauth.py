@@ -14,10 +14,9 @@ connections and wrk threads.
 """
 
 import argparse
-import statistics
 import subprocess
 
-from common import bench_env, manage, start_gunicorn, wrk
+from common import EMPTY, bench_env, interleaved, manage, print_table, start_gunicorn
 
 PORT = 8951
 SETUP = """
@@ -74,38 +73,24 @@ def main() -> None:
 
     server = start_gunicorn(env, PORT)
     base = f"http://127.0.0.1:{PORT}"
+    shared = {"connections": args.connections, "seconds": args.seconds, "threads": args.connections}
     cases = {
-        "empty view (/healthz)": (f"{base}/healthz", None, None),
-        "POST /oauth/token refresh_token grant (rotation)": (f"{base}/oauth/token", "refresh.lua", fresh_tokens),
+        EMPTY: {"url": f"{base}/healthz", **shared},
+        "POST /oauth/token refresh_token grant (rotation)": {
+            "url": f"{base}/oauth/token",
+            "script": "refresh.lua",
+            "env": fresh_tokens,
+            **shared,
+        },
     }
-    results = {name: [] for name in cases}
     try:
-        for _ in range(args.rounds):  # interleaved, so drift hits every case alike
-            for name, (url, script, extra) in cases.items():
-                results[name].append(
-                    wrk(
-                        url,
-                        connections=args.connections,
-                        seconds=args.seconds,
-                        script=script,
-                        env=extra,
-                        threads=args.connections,
-                    )
-                )
+        results = interleaved(cases, rounds=args.rounds)
     finally:
         server.terminate()
         server.wait()
 
-    empty = statistics.median(r["rps"] for r in results["empty view (/healthz)"])
     print(f"\n{args.connections} connections (one wrk thread each), {args.rounds}x{args.seconds}s, median of rounds")
-    print("| case | req/s | p50 ms | p99 ms | vs empty view | non-2xx/3xx |")
-    print("|---|---|---|---|---|---|")
-    for name, runs in results.items():
-        rps = statistics.median(r["rps"] for r in runs)
-        p50 = statistics.median(r["p50_ms"] for r in runs)
-        p99 = statistics.median(r["p99_ms"] for r in runs)
-        errors = sum(r["errors"] for r in runs)
-        print(f"| {name} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {rps / empty:.0%} | {errors} |")
+    print_table(results)
 
 
 if __name__ == "__main__":
