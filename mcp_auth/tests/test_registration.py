@@ -60,7 +60,7 @@ def test_a_client_naming_no_method_gets_client_secret_post_the_one_the_metadata_
         "cursor://anysphere.cursor-mcp/oauth/callback",  # listed by migration 0003
     ],
 )
-def test_https_loopback_http_and_listed_app_callbacks_may_be_registered(client, uri):
+def test_https_loopback_http_and_listed_app_callbacks_may_be_registered(client, cursor_callback, uri):
     assert register(client, redirect_uris=[uri])["redirect_uris"] == [uri]
 
 

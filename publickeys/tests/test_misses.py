@@ -81,7 +81,7 @@ def statements(queries: list[dict], key: str) -> list[str]:
     """The SQL sent, with the key's digest in place of {digest} and the moment of the lookup in place of {now}
     (an expiring key is live until then): what is left is the statement itself."""
     return [
-        re.sub(r"'[0-9-]+ [0-9:.]+\+00:00'", "{now}", query["sql"].replace(crypto.digest(key), "{digest}"))
+        re.sub(r"'[0-9-]+ [0-9:.]+(?:\+00:00)?'", "{now}", query["sql"].replace(crypto.digest(key), "{digest}"))
         for query in queries
     ]
 
