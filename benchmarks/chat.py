@@ -96,7 +96,12 @@ def main() -> None:
     manage(env, "migrate", "--noinput")
     key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
     base = f"http://127.0.0.1:{args.port}"
-    web = start_gunicorn(env, args.port)
+    # Each request's own time in the web process, to tell the server's share of a slow answer from the client's.
+    access_log = ROOT / "var" / "bench" / "chat-access.log"
+    access_log.parent.mkdir(parents=True, exist_ok=True)
+    access_log.unlink(missing_ok=True)
+    web_env = {**env, "GUNICORN_CMD_ARGS": f"--access-logfile {access_log} --access-logformat '%(m)s %(U)s %(M)s'"}
+    web = start_gunicorn(web_env, args.port)
     worker = subprocess.Popen(
         [
             PYTHON,
@@ -157,6 +162,13 @@ def main() -> None:
         print(
             f"the POST alone, {label} message of a conversation: median {statistics.median(spent) * 1000:.0f} ms, "
             f"p99 {p99 * 1000:.0f} ms, max {spent[-1] * 1000:.0f} ms ({len(spent)})"
+        )
+    served = [line.split() for line in access_log.read_text().splitlines()]
+    for method, label in (("POST", "POST"), ("GET", "poll")):
+        spent = sorted(int(ms) for verb, path, ms in served if verb == method and path.endswith("/messages"))
+        print(
+            f"the {label} inside the web process: median {statistics.median(spent):.0f} ms, "
+            f"p99 {spent[int(len(spent) * 0.99)]} ms, max {spent[-1]} ms ({len(spent)}, warm-up included)"
         )
     print(f"polls per reply: median {statistics.median(polls)}, max {max(polls)}; idle poll {idle:.1f} ms")
     print(f"load average during the run (1, 5, 15 min): {' '.join(load)}")

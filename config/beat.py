@@ -9,6 +9,9 @@ lost deliveries or builds the bulk feed.
 from pathlib import Path
 
 from celery.beat import PersistentScheduler
+from celery.utils.log import get_logger
+
+logger = get_logger(__name__)
 
 
 class Scheduler(PersistentScheduler):
@@ -17,3 +20,8 @@ class Scheduler(PersistentScheduler):
     def _open_schedule(self):
         Path(self.schedule_filename).parent.mkdir(parents=True, exist_ok=True)
         return super()._open_schedule()
+
+    def setup_schedule(self):
+        """Celery's, then a line saying beat is ready: which file holds the schedule, and how many entries it has."""
+        super().setup_schedule()
+        logger.info("beat: schedule ready in %s (%d entries)", self.schedule_filename, len(self.schedule))

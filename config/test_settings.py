@@ -26,7 +26,10 @@ def _own_redis_database(url: str, worker: int) -> str:
 # make test runs the suite in several processes (pytest-xdist). pytest-django gives each its own test
 # database; each also needs its own Redis database and var/ directory, since tests empty the cache (and
 # with it the broker's queue) and the embedded default keeps its broker and cache in files there.
-if worker := os.environ.get("PYTEST_XDIST_WORKER"):  # gw0, gw1, ...
+# A process the tests start with these settings inherits the moved values, and moves them no further.
+worker = os.environ.get("PYTEST_XDIST_WORKER")  # gw0, gw1, ...
+if worker and os.environ.get("FLOWGATE_TEST_PROCESS") != worker:
+    os.environ["FLOWGATE_TEST_PROCESS"] = worker
     number = int(worker.removeprefix("gw"))
     os.environ["FLOWGATE_VAR_DIR"] = os.path.join(os.environ["FLOWGATE_VAR_DIR"], worker)
     if os.environ.get("REDIS_URL", "").startswith("redis://"):

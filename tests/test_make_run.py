@@ -80,7 +80,7 @@ def _everything_started(output: str) -> bool:
     """The worker and beat are up, and the web and hooks processes have booted their two workers each."""
     return (
         bool(re.search(r"celery@\S+ ready", output))
-        and "beat: Starting" in output
+        and "beat: schedule ready" in output  # after "beat: Starting", once the schedule file is open
         and output.count("ASGI server listening") == 2
         and output.count("Booting worker") == 4
     )
