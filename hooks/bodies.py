@@ -139,6 +139,8 @@ class BoundedInput:
             data = method(size)
         except (OSError, ParseException):  # a reset connection, gunicorn's NoMoreData, a broken chunk
             data = None
+        except RuntimeError:  # the hooks process stopping: a2wsgi cannot read through its closed event loop
+            data = None
         if watch is not None and watch.end():
             raise self._abandon(BodyTimedOut())
         if data is None:

@@ -3,10 +3,12 @@
 Through real gunicorn processes: test_bodies_on_servers.py.
 """
 
+import asyncio
 import socket
 import threading
 import time
 
+import a2wsgi.wsgi
 import pytest
 from gunicorn.http.errors import InvalidChunkSize
 
@@ -98,6 +100,21 @@ def test_gunicorns_chunk_errors_are_an_incomplete_body():
     stream = BrokenChunks()
     with pytest.raises(BodyIncomplete):
         BoundedInput(stream, length=None, sock=None, deadline=time.monotonic() + 60).read(65536)
+
+
+@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")  # the loop took none
+def test_a_body_still_being_read_when_the_hooks_process_stops_is_incomplete_not_an_error():
+    """a2wsgi reads the body of a request served in a thread through the event loop, which closes as the hooks
+    process stops: the body is cut off, not a 500 with a traceback in the log."""
+    loop = asyncio.new_event_loop()
+    loop.close()
+
+    async def receive():
+        return {"type": "http.request", "body": b"never", "more_body": False}
+
+    stream = a2wsgi.wsgi.Body(loop, receive)
+    with pytest.raises(BodyIncomplete):
+        BoundedInput(stream, length=1000, sock=None, deadline=time.monotonic() + 60).read(1000)
 
 
 @pytest.mark.parametrize(
