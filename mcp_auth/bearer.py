@@ -93,9 +93,16 @@ def token_in_query() -> Refusal:
     )
 
 
-def insufficient_scope(needed: tuple[str, ...]) -> Refusal:
-    """Names every scope the call needs, not only the missing ones: a client re-authorizes with exactly this set."""
-    scopes = " ".join(needed)
+def insufficient_scope(needed: tuple[str, ...], *, held: frozenset[str] = frozenset()) -> Refusal:
+    """Names every scope the call needs, not only the missing ones: a client re-authorizes with exactly this set.
+
+    The missing ones come first. Scope is an unordered set (RFC 6749 3.3),
+    but mcp-remote 0.15 (the bridge Claude Desktop users run) takes a scope
+    string equal to scopes_supported joined in its order for a default of
+    its own and re-authorizes with its first scope alone, for ever; in
+    another order it asks for what the server named.
+    """
+    scopes = " ".join(sorted(needed, key=lambda scope: scope in held))  # stable: the missing ones, then the rest
     return Refusal(
         403,
         _challenge(error="insufficient_scope", scope=scopes, error_description=f"This call needs {scopes}"),
@@ -178,7 +185,3 @@ def authenticate(*, authorization: str | None) -> Bearer | Refusal:
     if settings.MCP_TOKEN_CHECK_SECONDS:
         _valid.set(checksum, (found, expires), seconds=settings.MCP_TOKEN_CHECK_SECONDS)
     return found
-
-
-def check_scopes(bearer: Bearer, needed: tuple[str, ...]) -> Refusal | None:
-    return None if set(needed) <= bearer.scopes else insufficient_scope(needed)

@@ -81,5 +81,5 @@ def endpoint(request: HttpRequest) -> HttpResponse:
     headers = {name.lower(): value for name, value in request.headers.items()}
     reply = transport.handle(body=body, headers=headers, bearer=found)
     if reply.needs_scopes:
-        return _refused(bearer.insufficient_scope(reply.needs_scopes), origin)
+        return _refused(bearer.insufficient_scope(reply.needs_scopes, held=found.scopes), origin)
     return _answer(reply.status, reply.body, origin)

@@ -172,7 +172,8 @@ def test_a_builder_tool_without_the_builder_scope_gets_403_naming_every_scope_it
     assert response.status_code == 403
     challenge = response["WWW-Authenticate"]
     assert 'error="insufficient_scope"' in challenge
-    assert 'scope="mcp:tools mcp:automation_builder"' in challenge
+    # The missing scope first: not scopes_supported's order, which mcp-remote mistakes for its own default.
+    assert 'scope="mcp:automation_builder mcp:tools"' in challenge
     assert f'resource_metadata="{METADATA}"' in challenge
 
 
