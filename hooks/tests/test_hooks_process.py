@@ -163,8 +163,13 @@ def test_a_client_that_leaves_mid_body_is_not_stored_and_the_process_goes_on(hoo
 
 
 def test_concurrent_deliveries_each_get_their_own_committed_row(url):
-    with ThreadPoolExecutor(32) as pool, httpx.Client() as client:
-        answers = list(pool.map(lambda n: client.post(url, json={"n": n}), range(200)))
+    def deliver(numbers: range) -> list[httpx.Response]:
+        # A client per thread: one pool shared by 32 threads once read a socket another thread had closed (EBADF).
+        with httpx.Client() as client:
+            return [client.post(url, json={"n": n}) for n in numbers]
+
+    with ThreadPoolExecutor(32) as pool:
+        answers = [answer for batch in pool.map(deliver, [range(i, 200, 32) for i in range(32)]) for answer in batch]
     ids = {answer.headers["X-Flowgate-Delivery-Id"] for answer in answers if answer.status_code == 200}
     assert len(ids) == 200
     assert set(map(str, Delivery.objects.values_list("public_id", flat=True))) == ids
