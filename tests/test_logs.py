@@ -41,6 +41,10 @@ def logged():
 @pytest.fixture
 def console():
     """What Django's configured console handler (root, django, django.request) writes."""
+    # Importing the hooks process's application runs django.setup(), which makes new handlers: done first, or the
+    # test that imports it first in its test process would swap the stream of a handler about to be replaced.
+    import config.asgi  # noqa: F401
+
     handler = next(handler for handler in logging.getLogger("django.request").handlers if handler.name == "console")
     stream = io.StringIO()
     previous = handler.setStream(stream)
