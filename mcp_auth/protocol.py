@@ -7,7 +7,6 @@ stamped with the server's identity in _meta. Anything else is -32601.
 """
 
 import functools
-import json
 import logging
 
 import mcp_types as types
@@ -18,7 +17,7 @@ from pydantic import ValidationError
 
 from automations import jsonsafe
 from mcp_auth.bearer import TOOLS_SCOPE, Bearer
-from mcp_auth.tools import ToolError, registry
+from mcp_auth.tools import Encoded, ToolError, registry, result_text
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +119,7 @@ def _tool_result(value, *, is_error: bool = False) -> dict:
     The structured value joins the dumped result rather than passing through pydantic, which walked every
     leaf of it again (a tenth of a catalog search's time).
     """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    value, text = (value.value, value.text) if isinstance(value, Encoded) else (value, result_text(value))
     result = _dump(types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error))
     result["structuredContent"] = value if isinstance(value, dict) else {"result": value}
     return result

@@ -10,6 +10,7 @@ from hooks import services as hook_services
 from hooks.models import Delivery
 from mcp_auth.tests.conftest import Mcp
 from mcp_auth.tests.tokens import issue_token
+from mcp_auth.tools import catalog as catalog_tools
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +56,18 @@ def test_search_apps_with_no_query_lists_the_most_popular_first(mcp, make_catalo
 def test_search_apps_survives_hostile_text(mcp, make_catalog):
     make_catalog(app_doc("alpha"))
     assert structured(mcp.call("search_apps", {"query": "a\x00\ud800%_"}))["apps"] == []
+
+
+def test_the_same_search_is_answered_from_memory_until_the_feed_changes(mcp, make_catalog):
+    make_catalog(app_doc("acme-crm"), app_doc("beta-crm"))
+    first = catalog_tools.search_apps(None, {"query": "CRM  acme"})
+    assert catalog_tools.search_apps(None, {"query": "crm acme"}) is first  # the same words, case aside
+    assert catalog_tools.search_apps(None, {"query": "crm acme", "limit": 2}) is not first
+
+    renamed = [{"key": "new_thing", "name": "New Thing", "description": "When a thing is renamed."}]
+    make_catalog(app_doc("acme-crm", triggers=renamed))  # a new feed version: only an operation changed
+    apps = structured(mcp.call("search_apps", {"query": "crm acme"}))["apps"]
+    assert apps[0]["triggers"] == [{"name": "New Thing", "description": "When a thing is renamed."}]
 
 
 def test_search_apps_says_so_when_the_feed_is_not_built(mcp, make_catalog):

@@ -1,11 +1,12 @@
 """The MCP tools: one module per group, each exposing TOOLS, a tuple of Tool; this registry joins them.
 
 A tool's function takes the signed-in user and its validated arguments and
-returns a JSON value (the structured result). A ToolError is a result with
+returns a JSON value (the structured result), or an Encoded one it keeps. A ToolError is a result with
 isError, which the agent reads and can correct itself from; anything else it
 raises is a fault of ours (an MCP internal error).
 """
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,6 +24,23 @@ class ToolError(Exception):
         super().__init__(message)
         self.message = message
         self.errors = errors or []
+
+
+def result_text(value) -> str:
+    """The JSON text of a tool's value, which its result carries beside the value for clients that read only text."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A tool's value with its JSON text, for an answer the tool keeps and gives again: the text is made once."""
+
+    value: dict
+    text: str
+
+    @classmethod
+    def of(cls, value: dict) -> "Encoded":
+        return cls(value, result_text(value))
 
 
 @dataclass(frozen=True)

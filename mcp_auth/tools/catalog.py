@@ -5,6 +5,10 @@ The feed is built from the one visibility rule of the app picker
 memory (catalog/serving.py), so searching it costs no query, and an agent
 sees exactly the apps and fields the feed publishes: names and descriptions
 of operations, never endpoints or internal keys.
+
+A feed version's ETag changes whenever any app's entry does (catalog/feed.py
+hashes every entry's ETag into the list's), so an answer is kept per process
+for the version it was found in, and a rebuilt feed is searched anew.
 """
 
 import itertools
@@ -13,13 +17,16 @@ import json
 from catalog import serving
 from catalog.exceptions import FeedUnavailable
 from config import process_cache
-from mcp_auth.tools import Tool, ToolError
+from mcp_auth.tools import Encoded, Tool, ToolError
 
 MAX_RESULTS = 50
 FIELDS = ("slug", "name", "description", "category", "auth_type", "app_domain", "logo_url", "connect_url", "retired")
 # The parsed list of a feed version (by its ETag), each entry with the text a query is looked for in; and
 # The operations of each app, by the ETag of its detail document.
 _parsed = process_cache.named("mcp.catalog_search", max_size=20_000)
+# Recent answers, by feed version, query words and limit, with their JSON text. At most 50 apps of a few KB
+# each per answer: the cap bounds a process's memory at some tens of MB, whatever queries come.
+_answers = process_cache.named("mcp.catalog_answers", max_size=128)
 
 
 def _entries() -> list[tuple[str, dict]]:
@@ -47,13 +54,26 @@ def _operations(slug: str) -> dict:
     return operations
 
 
-def search_apps(user, arguments: dict) -> dict:
-    """Apps whose name, slug, category or description holds every word of the query, most popular first."""
-    words = arguments.get("query", "").casefold().split()
+def _search(words: tuple[str, ...], limit: int) -> dict:
+    found = itertools.islice((app for text, app in _entries() if all(word in text for word in words)), limit)
+    return {"apps": [{**{field: app[field] for field in FIELDS}, **_operations(app["slug"])} for app in found]}
+
+
+def search_apps(user, arguments: dict) -> Encoded:
+    """Apps whose name, slug, category or description holds every word of the query, most popular first.
+
+    Agents repeat the same few searches; an answer kept with its text costs a dictionary lookup instead of a
+    scan of the feed and the encoding of its JSON text (together half of a search's time, benchmarks/RESULTS.md).
+    """
+    words = tuple(arguments.get("query", "").casefold().split())
     limit = arguments.get("limit", 10)
     try:
-        found = itertools.islice((app for text, app in _entries() if all(word in text for word in words)), limit)
-        return {"apps": [{**{field: app[field] for field in FIELDS}, **_operations(app["slug"])} for app in found]}
+        key = (serving.list_document().etag, words, limit)
+        answer = _answers.get(key)
+        if answer is None:
+            answer = Encoded.of(_search(words, limit))
+            _answers.set(key, answer)
+        return answer
     except FeedUnavailable:
         raise ToolError("the app catalog is unavailable for a moment; try again in a minute") from None
 
