@@ -9,10 +9,21 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
+# The marks of a test module that starts the service's processes: they share its database, so the test's
+# rows must be committed, and they need the real stack.
+END_TO_END = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not settings.REDIS_URL or connection.vendor != "postgresql",
+        reason="end-to-end tests run on PostgreSQL and Redis",
+    ),
+]
 
 
 def free_port() -> int:

@@ -7,23 +7,14 @@ script refused), any script error, and any serious accessibility problem.
 """
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations.models import Run
 from hooks import services as hook_services
 from hooks.incoming import Incoming
 from interfaces.models import WhiteLabelDomain
-from tests.e2e.stack import Stack
+from tests.e2e.stack import END_TO_END, Stack
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 ASK = [{"id": "ask", "kind": "approval", "title": "Refund order {{trigger.body.order}}", "expires_after": 86400}]
 

@@ -10,23 +10,15 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations import services as automation_services
 from automations.models import LookupRow, Run
 from interfaces import approvals
 from interfaces.models import ApprovalItem, ApprovalQueue
 from interfaces.tests.conftest import ASK_THEN_RECORD, steps_with
-from tests.e2e.stack import Stack, wait_until
+from tests.e2e.stack import END_TO_END, Stack, wait_until
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 
 @pytest.fixture

@@ -4,25 +4,16 @@ going on with its decision; the queue at a phone's width. Screenshots in tests/a
 from urllib.parse import urlsplit
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations.models import LookupRow, Run
 from interfaces import approvals
 from interfaces.models import ApprovalItem, ApprovalQueue
 from interfaces.tests.conftest import ASK_THEN_RECORD
 from tests.e2e.browser import assert_fits_the_screen
-from tests.e2e.stack import Stack, wait_until
+from tests.e2e.stack import END_TO_END, Stack, wait_until
 from tests.e2e.test_approvals import send
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 
 @pytest.fixture

@@ -5,20 +5,9 @@ import signal
 import subprocess
 import sys
 
-import pytest
-from django.conf import settings
-from django.db import connection
+from tests.e2e.stack import END_TO_END, ROOT, Stack, wait_until
 
-from tests.e2e.stack import ROOT, Stack, wait_until
-
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 
 def test_beat_starts_and_keeps_sending_on_a_fresh_deploy(tmp_path):

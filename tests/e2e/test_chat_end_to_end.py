@@ -5,21 +5,13 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations import services
 from automations.models import Run
 from interfaces.models import Message
-from tests.e2e.stack import Stack, wait_until
+from tests.e2e.stack import END_TO_END, Stack, wait_until
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 STEPS = [
     {"id": "look", "kind": "set_values", "values": {"count": "{{trigger.history}}"}},

@@ -13,20 +13,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations import services
 from tests.e2e.browser import assert_fits_the_screen
-from tests.e2e.stack import Stack
+from tests.e2e.stack import END_TO_END, Stack
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 STEPS = [{"id": "answer", "kind": "chat_reply", "text": "You said: {{trigger.message}}"}]
 # What a careless or hostile site stylesheet does to third-party widgets.

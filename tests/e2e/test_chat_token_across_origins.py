@@ -22,20 +22,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations import services
-from tests.e2e.stack import Stack
+from tests.e2e.stack import END_TO_END, Stack
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 STEPS = [{"id": "answer", "kind": "chat_reply", "text": "You said: {{trigger.message}}"}]
 # As a browser that blocks third-party storage treats the frame: both storages throw.

@@ -7,22 +7,13 @@ on a run the worker committed meanwhile, and the automation lived on.
 from urllib.parse import urlsplit
 
 import httpx
-import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations import services as automation_services
 from automations.models import Automation, LookupRow, Run
 from hooks.models import Delivery
-from tests.e2e.stack import Stack, wait_until
+from tests.e2e.stack import END_TO_END, Stack, wait_until
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 ROUNDS = 40
 STEPS = [{"id": "who", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}}]

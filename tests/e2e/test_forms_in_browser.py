@@ -2,23 +2,14 @@
 the session page walking two forms to the completion, a conditional field, a one-time link used once, a phone."""
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations import services as automation_services
 from automations.models import Run
 from publickeys import selectors as key_selectors
 from tests.e2e.browser import assert_fits_the_screen
-from tests.e2e.stack import Stack, wait_until
+from tests.e2e.stack import END_TO_END, Stack, wait_until
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 FORM = {
     "type": "form",

@@ -9,22 +9,13 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations import services as automation_services
 from automations.models import Run, StepEffect
 from publickeys.models import PublicKey
-from tests.e2e.stack import Stack, wait_until
+from tests.e2e.stack import END_TO_END, Stack, wait_until
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 STEPS = [
     {"id": "pause", "kind": "delay", "seconds": 1},  # so that a worker resumes the run, as after any wait

@@ -12,8 +12,6 @@ import time
 
 import httpx2
 import pytest
-from django.conf import settings
-from django.db import connection
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -23,15 +21,9 @@ from automations.models import Automation, Run
 from conftest import app_doc
 from hooks.models import Delivery
 from mcp_auth.tests.tokens import ALL_SCOPES, grant_mcp_tools, issue_token
-from tests.e2e.stack import Stack
+from tests.e2e.stack import END_TO_END, Stack
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 RECORD = [{"id": "note", "kind": "set_values", "values": {"seen": "{{trigger.body.n}}"}}]
 DEFINITION = {"trigger": {"type": "webhook"}, "steps": RECORD}

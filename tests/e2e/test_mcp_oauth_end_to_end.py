@@ -17,8 +17,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from django.conf import settings
-from django.db import connection
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.streamable_http import streamable_http_client
@@ -28,17 +26,10 @@ from oauth2_provider.models import AccessToken
 
 from conftest import app_doc
 from mcp_auth.tests.tokens import grant_mcp_tools
-from tests.e2e.stack import Stack
+from tests.e2e.stack import END_TO_END, Stack
 from tests.e2e.test_mcp_end_to_end import RECORD, assert_every_tool_worked, session
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 CALLBACK = "http://127.0.0.1:33418/callback"
 

@@ -6,20 +6,11 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from mcp_auth.tests.conftest import grant_mcp_tools, pkce_pair
-from tests.e2e.stack import Stack
+from tests.e2e.stack import END_TO_END, Stack
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 CALLBACK = "http://127.0.0.1:33418/callback"
 

@@ -1,21 +1,12 @@
 """Sign-in and the automation diagram in Chromium against gunicorn: signed out, wrong password, signed in, phone."""
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from automations.models import Run
 from tests.e2e.browser import assert_fits_the_screen
-from tests.e2e.stack import Stack
+from tests.e2e.stack import END_TO_END, Stack
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not settings.REDIS_URL or connection.vendor != "postgresql",
-        reason="end-to-end tests run on PostgreSQL and Redis",
-    ),
-]
+pytestmark = END_TO_END
 
 STEPS = [
     {"id": "who", "kind": "set_values", "values": {"email": "{{trigger.body.email}}"}},
