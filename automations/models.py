@@ -25,6 +25,9 @@ class Automation(models.Model):
     # The keys of its webhook and web service URLs (publickeys/): deleted with it.
     public_keys = GenericRelation("publickeys.PublicKey", content_type_field="target_type", object_id_field="target_id")
     trigger_state = models.JSONField(default=dict, blank=True, help_text="What the trigger remembers between runs.")
+    # The id of the last delivery received before the last Processing > Reset: none up to it ever runs again, not
+    # even the retry of one a worker was running during the reset (hooks.services.on_reset, process_delivery).
+    reset_after_delivery = models.BigIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from automations import engine, jsonsafe, runs
@@ -110,6 +110,11 @@ def process_delivery(*, delivery_id: int) -> None:
     # what follows rolls back, or the worker dies, so a delivery cannot fail the same way forever.
     delivery = _claim(delivery_id, token)
     if delivery is None:
+        return
+    if delivery_id <= automation.reset_after_delivery:
+        # A retry of a delivery a worker was running when the automation was reset: discarded, as the reset
+        # discarded the others (on_reset). Its earlier attempt's run stays in Execution History.
+        Delivery.objects.filter(pk=delivery_id, claim=token).delete()
         return
     delivery.automation = automation
     if delivery.attempts > automation.retry_attempts + LOST_WORKER_CLAIMS:
@@ -286,5 +291,14 @@ def on_turned_on(automation: Automation) -> None:
 
 
 def on_reset(automation: Automation) -> None:
-    """Reset discards unprocessed deliveries, pending automatic retries included."""
-    Delivery.objects.filter(automation=automation, status=Delivery.Status.PENDING).delete()
+    """Reset discards unprocessed deliveries, pending automatic retries included.
+
+    A delivery a worker is running meanwhile finishes its attempt, and its
+    retry is discarded when it comes due: the reset remembers the last
+    delivery received before it, by id, since received_at is the database's
+    clock and a reset's moment the web process's.
+    """
+    deliveries = Delivery.objects.filter(automation=automation)
+    last = deliveries.aggregate(last=Max("pk"))["last"] or 0
+    Automation.objects.filter(pk=automation.pk).update(reset_after_delivery=last)
+    deliveries.filter(status=Delivery.Status.PENDING).delete()

@@ -154,6 +154,38 @@ def test_reset_discards_unprocessed_deliveries_retries_and_this_automations_rows
     assert automation.trigger_state == {}
 
 
+def test_a_retry_of_a_delivery_running_during_a_reset_is_discarded_and_later_deliveries_run(
+    make_automation, monkeypatch, django_capture_on_commit_callbacks
+):
+    automation = make_automation(
+        [{"id": "cond", "kind": "http_request", "url": "not a url"}],
+        settings={"retries": {"max_attempts": 3, "backoff_seconds": 30}},
+    )
+    running = deliver(automation)
+    real_advance = services.engine.advance
+
+    def advance_while_reset(run, **kwargs):
+        automation_services.turn_off(automation=automation)  # the owner turns it off and resets it meanwhile
+        with django_capture_on_commit_callbacks(execute=True):  # the reset commits (and discards) before the run ends
+            automation_services.reset(automation=automation)
+        return real_advance(run, **kwargs)
+
+    monkeypatch.setattr(services.engine, "advance", advance_while_reset)
+    running = process(running)
+    assert running.status == Delivery.Status.PENDING  # its worker did not know, and set its retry
+    monkeypatch.setattr(services.engine, "advance", real_advance)
+    after = deliver(automation)  # sent while off, after the reset: kept for when it is turned on
+    Delivery.objects.filter(pk=running.pk).update(not_before=timezone.now())
+    automation_services.turn_on(automation=automation)
+
+    services.process_delivery(delivery_id=running.pk)
+    services.process_delivery(delivery_id=after.pk)
+
+    assert not Delivery.objects.filter(pk=running.pk).exists()
+    assert Delivery.objects.get(pk=after.pk).run is not None
+    assert Run.objects.count() == 2  # the first attempt's run stays in Execution History, and the later one
+
+
 def test_reset_needs_the_automation_off(make_automation):
     from automations.exceptions import NotOff
 
