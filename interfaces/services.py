@@ -28,6 +28,8 @@ def submit_form(*, automation: Automation, answers: dict, user=None) -> tuple[Ru
 
     The run is queued (automations.runs.queue), never run in the web
     request: a visitor's submission is accepted once the run is committed.
+    The run and its session key commit together, so that a failure leaves
+    no run the visitor was not sent to, and the page can be sent again.
     """
     trigger = {
         "body": answers,

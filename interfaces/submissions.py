@@ -11,10 +11,13 @@ The claim lives PENDING_SECONDS until the run's id replaces it: a process
 that dies between the claim and its run's commit (killed, its request cut
 off) leaves a claim nobody will complete, and the page must be sendable
 again soon, not after a day. The run's id, once there, is kept SECONDS.
+Each claim is a token of its own, so that a POST that fails after its
+claim ran out lets go of its own claim only, never of a later POST's.
 """
 
 import hashlib
 import logging
+import secrets
 
 from django.core.cache import cache
 
@@ -23,20 +26,21 @@ SECONDS = 24 * 3600  # as long as a shown time is accepted
 # What a POST does after its claim (keep its files, commit its run) takes well under a second; a claim left this
 # long belongs to a POST that will never finish, and the page may start its run again.
 PENDING_SECONDS = 30
-PENDING = 0
+UNREACHABLE = "unreachable"  # the claim of a POST let through without the cache
 
 
 def _key(page: str) -> str:
     return "form-page-sent:" + hashlib.sha256(page.encode("utf-8", "replace")).hexdigest()
 
 
-def claim(page: str) -> bool:
-    """True for the first POST of this page (or the first after an unfinished one's claim ran out), else False."""
+def claim(page: str) -> str | None:
+    """The claim's token for the first POST of this page (or the first after an unfinished one's ran out), else None."""
+    token = "pending:" + secrets.token_hex(8)
     try:
-        return cache.add(_key(page), PENDING, PENDING_SECONDS)
+        return token if cache.add(_key(page), token, PENDING_SECONDS) else None
     except Exception:
         logger.warning("form page claims unreachable; letting the submission through", exc_info=True)
-        return True
+        return UNREACHABLE
 
 
 def started(page: str, run_id: int) -> None:
@@ -46,10 +50,15 @@ def started(page: str, run_id: int) -> None:
         logger.warning("form page claims unreachable; a resent page may start another run", exc_info=True)
 
 
-def release(page: str) -> None:
-    """The first POST failed on our side: the page may be sent again."""
+def release(page: str, token: str) -> None:
+    """The POST holding this claim failed on our side, its run not committed: the page may be sent again.
+
+    A read, then a delete: another POST can claim the page only once this
+    claim has run out, so the one moment left to a race is between the two.
+    """
     try:
-        cache.delete(_key(page))
+        if cache.get(_key(page)) == token:
+            cache.delete(_key(page))
     except Exception:
         logger.warning("form page claims unreachable", exc_info=True)
 
@@ -57,6 +66,7 @@ def release(page: str) -> None:
 def first_run_id(page: str) -> int | None:
     """The run the page's first POST started; None while it is being started (or its claim has just run out)."""
     try:
-        return cache.get(_key(page)) or None
+        value = cache.get(_key(page))
     except Exception:
         return None
+    return value if isinstance(value, int) else None

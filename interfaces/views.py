@@ -86,13 +86,13 @@ def _submit_hosted(request, automation, handler, scope):
     if spam.filled_too_fast(request.POST, scope):
         return _form_page(request, trigger, form, scope, status=400, too_fast=True)
     page = request.POST[spam.SHOWN]  # a valid shown time, unique to the page the visitor was given
-    if not submissions.claim(page):
+    if (claim := submissions.claim(page)) is None:
         return _sent_already(request, page)
     try:
         answers = services.answers_with_files(automation=automation, form=form)
         run, session_key = services.submit_form(automation=automation, answers=answers, user=request.user)
-    except BaseException:
-        submissions.release(page)
+    except BaseException:  # submit_form commits all or nothing: no run started
+        submissions.release(page, claim)
         raise
     submissions.started(page, run.pk)
     return _to_session(request, session_key)

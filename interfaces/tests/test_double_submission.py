@@ -6,12 +6,12 @@ import threading
 import time
 
 import pytest
-from django.db import connection, connections
+from django.db import DatabaseError, connection, connections
 from django.test import Client
 
 from automations import runs
 from automations.models import Run
-from interfaces import spam, submissions
+from interfaces import services, spam, submissions
 from interfaces.tests.conftest import form_path, shown_token
 
 GOOD = {"email": "ada@example.com", "topic": "sales"}
@@ -131,11 +131,40 @@ def test_a_page_whose_first_post_died_after_its_claim_can_be_sent_again_once_the
     assert submissions.claim(data[spam.SHOWN])  # and then the process died
     assert client.post(path, data).status_code == 409
     deadline = time.monotonic() + 30
-    while not submissions.claim(data[spam.SHOWN]):  # until the cache lets the dead POST's claim go
+    while not (probe := submissions.claim(data[spam.SHOWN])):  # until the cache lets the dead POST's claim go
         assert time.monotonic() < deadline, "the claim of a dead POST never ran out"
         time.sleep(0.2)
-    submissions.release(data[spam.SHOWN])  # the probe's own claim
+    submissions.release(data[spam.SHOWN], probe)  # the probe's own claim
     sent = client.post(path, data)
     assert sent.status_code == 303 and Run.objects.count() == 1
     again = client.post(path, data)
     assert again.status_code == 303 and again["Location"] == sent["Location"] and Run.objects.count() == 1
+
+
+def test_a_post_that_fails_after_its_claim_ran_out_leaves_the_next_posts_claim_alone():
+    slow = submissions.claim("page-1")
+    submissions.cache.delete(submissions._key("page-1"))  # its claim ran out, and another POST of the page claims it
+    assert (later := submissions.claim("page-1"))
+    submissions.release("page-1", slow)  # the slow POST fails now
+    assert submissions.claim("page-1") is None  # the later POST still holds the page
+    submissions.release("page-1", later)
+    assert submissions.claim("page-1")
+
+
+@pytest.mark.django_db(transaction=True)  # commits as production does: a test's own transaction would hide one
+def test_a_submission_that_fails_before_its_session_key_starts_no_run_and_the_page_can_be_sent_again(
+    client, make_form, monkeypatch
+):
+    path = form_path(make_form())
+    data = {spam.SHOWN: shown_token(client, path), **GOOD}
+    real_issue_key = services.key_services.issue_key
+
+    def failing_issue_key(**kwargs):
+        raise DatabaseError("the key could not be stored")
+
+    monkeypatch.setattr(services.key_services, "issue_key", failing_issue_key)
+    with pytest.raises(DatabaseError):
+        client.post(path, data)
+    assert not Run.objects.exists()  # the run went with the key: no run without a session page
+    monkeypatch.setattr(services.key_services, "issue_key", real_issue_key)
+    assert client.post(path, data).status_code == 303 and Run.objects.count() == 1
