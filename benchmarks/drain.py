@@ -24,7 +24,7 @@ from common import PYTHON, ROOT, bench_env, manage
 SETUP = """
 from django.contrib.auth import get_user_model
 from automations import services
-from hooks import intake
+from hooks import intake, statements
 user = get_user_model().objects.create_user("bench")
 automation = services.create_automation(owner=user, name="bench", enabled=True, definition={
     "trigger": {"type": "webhook"}, "settings": {"suppress_duplicates": True},
@@ -34,7 +34,7 @@ rows = [intake.Accepted(automation_id=automation.pk, method="POST", path="/", qu
                         content_type="application/json", body=b'{"n": %d}' % n, body_digest=f"{n:064d}")
         for n in range(COUNT)]
 for start in range(0, len(rows), 200):
-    intake.insert(rows[start:start + 200])
+    statements.insert_deliveries(rows[start:start + 200])
 print(" ".join(str(row.pk) for row in rows))
 """
 COUNT = """

@@ -15,6 +15,7 @@ DELIVERY_HEADER = "X-Flowgate-Delivery-Id"
 # half a second) before the insert failed, where a miss costs one lookup; a smaller body costs about as much
 # to read as the failed insert that answers 404.
 FRESH_LOOKUP_ABOVE_BYTES = 64 * 1024
+ANY_ORIGIN = ("Access-Control-Allow-Origin", "*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +35,8 @@ WRONG_METHOD = Reply(405, (("Allow", ", ".join(HOOK_METHODS)),))
 def cors(method: str, requested_headers: str | None, allowed_methods: str) -> tuple[tuple[str, str], ...]:
     """The CORS headers of every answer; a preflight (OPTIONS) also gets the methods and headers it asked about."""
     if method != "OPTIONS":
-        return (("Access-Control-Allow-Origin", "*"),)
-    headers = (
-        ("Access-Control-Allow-Origin", "*"),
-        ("Access-Control-Allow-Methods", allowed_methods),
-        ("Access-Control-Max-Age", "86400"),
-    )
+        return (ANY_ORIGIN,)
+    headers = (ANY_ORIGIN, ("Access-Control-Allow-Methods", allowed_methods), ("Access-Control-Max-Age", "86400"))
     return headers + (("Access-Control-Allow-Headers", requested_headers[:1000]),) if requested_headers else headers
 
 
@@ -72,7 +69,7 @@ def handshake(hook_secret: str | None, body: bytes) -> Reply | None:
     lone surrogate), is not a handshake: it is an ordinary delivery.
     """
     if hook_secret is not None:
-        return Reply(200, (("X-Hook-Secret", hook_secret), ("Access-Control-Allow-Origin", "*")))
+        return Reply(200, (("X-Hook-Secret", hook_secret), ANY_ORIGIN))
     if b'"challenge"' not in body[:1024] or len(body) >= 64 * 1024:
         return None
     try:
@@ -83,21 +80,11 @@ def handshake(hook_secret: str | None, body: bytes) -> Reply | None:
         echo = json.dumps(document, allow_nan=False, ensure_ascii=False).encode()
     except (ValueError, RecursionError):
         return None
-    return Reply(200, (("Access-Control-Allow-Origin", "*"),), echo, "application/json")
+    return Reply(200, (ANY_ORIGIN,), echo, "application/json")
 
 
-def accepted(method: str, public_id) -> Reply:
+def accepted(public_id) -> Reply:
     """SPEC 4.2: 200 with an empty body, sent only once the delivery's row is committed."""
     return Reply(
-        200,
-        (
-            (DELIVERY_HEADER, str(public_id)),
-            ("Access-Control-Allow-Origin", "*"),
-            ("Access-Control-Expose-Headers", DELIVERY_HEADER),
-        ),
+        200, ((DELIVERY_HEADER, str(public_id)), ANY_ORIGIN, ("Access-Control-Expose-Headers", DELIVERY_HEADER))
     )
-
-
-def refused(status_code: int) -> Reply:
-    """A body that could not be had (BodyError's status): nothing stored, and no body in the answer."""
-    return Reply(status_code)

@@ -1,26 +1,18 @@
-"""Webhook URLs answered on an event loop: the hooks process (config/asgi.py, gunicorn's asyncio worker).
+"""The hooks process's ASGI application: webhooks answered on its event loop, every other request by Django.
 
-Under gunicorn's threaded worker a webhook cost about eleven thread switches
-(benchmarks/RESULTS.md). Here one event loop per process reads every webhook,
-asks hooks/answers.py's rules (Django's view follows them too), awaits the
-writer's commit (hooks/intake.py), and is woken once per committed batch.
-Nothing waits on the database on the loop's thread: what the process's
-memory cannot answer runs in a small thread pool. Every other request, and a
-webhook Django would not hand to its view as it is (hooks/routes.py), goes
-to `fallback`: Django, in a2wsgi's threads. Every body has until
-REQUEST_BODY_TIMEOUT_SECONDS after its request arrived: a webhook's is then
-answered 408, and `fallback` sees its read raise BodyTimedOut.
+docs/webhooks.md, "The hooks process: webhooks on an event loop".
 """
 
 import asyncio
+import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import close_old_connections
 
-from hooks import answers, intake, maintenance, routes, selectors, services
-from hooks.exceptions import BodyError, BodyIncomplete, BodyTimedOut, BodyTooLarge
+from hooks import answers, bodies, intake, maintenance, routes, selectors, services
+from hooks.exceptions import BodyError
 from hooks.incoming import Incoming
 
 logger = logging.getLogger("django.request")
@@ -38,11 +30,9 @@ class HooksApplication:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
-        if scope["type"] != "http":
-            return await self.fallback(scope, receive, send)
-        receive = bounded(receive, asyncio.get_running_loop().time() + settings.REQUEST_BODY_TIMEOUT_SECONDS)
-        path = scope["path"]
-        if not path.startswith(PREFIXES) or scope.get("root_path"):
+        if scope["type"] == "http":  # every body, Django's included, has until its deadline
+            receive = bodies.bounded(receive, asyncio.get_running_loop().time() + settings.REQUEST_BODY_TIMEOUT_SECONDS)
+        if scope["type"] != "http" or not scope["path"].startswith(PREFIXES) or scope.get("root_path"):
             return await self.fallback(scope, receive, send)
         headers = _headers(scope)
         route = routes.key(scope, headers)
@@ -50,64 +40,62 @@ class HooksApplication:
             django_headers = await self.blocking(routes.learn, route, scope, headers)
         if django_headers is False:
             return await self.fallback(scope, receive, send)
-        key = path.partition("automation-")[2]
         try:
-            reply = await self.answer(scope["method"], "" if "/" in key else key, path, scope, headers, receive)
+            reply = await self.answer(scope, headers, receive)
         except Exception:
-            logger.exception("Internal Server Error: %s", path, extra={"status_code": 500})
+            logger.exception("Internal Server Error: %s", scope["path"], extra={"status_code": 500})
             reply = answers.FAILED
-        sent = [
-            *django_headers,
-            *((name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers),
-            (b"content-length", str(len(reply.body)).encode()),
-        ]
+        sent = [*django_headers, *((name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers)]
+        sent.append((b"content-length", str(len(reply.body)).encode()))
         if reply.content_type:
             sent.append((b"content-type", reply.content_type.encode()))
         await send({"type": "http.response.start", "status": reply.status, "headers": sent})
         await send({"type": "http.response.body", "body": reply.body})
 
-    async def answer(self, method: str, key: str, path: str, scope: dict, headers: dict, receive) -> answers.Reply:
-        """The rules of hooks/answers.py, as hooks/views.py follows them, each lookup without blocking the loop."""
+    async def answer(self, scope: dict, headers: dict, receive) -> answers.Reply:
+        """The rules of hooks/answers.py, in the order hooks/views.py follows them, without blocking the loop."""
+        method, path = scope["method"], scope["path"]
+        key = path.partition("automation-")[2]
+        key = "" if "/" in key else key  # a malformed key is a miss like any other
         active = maintenance.known()
         if active if active is not None else await self.blocking(maintenance.active):
             return answers.MAINTENANCE
         if method not in answers.HOOK_METHODS:
             return answers.WRONG_METHOD
         declared = answers.declared_length(headers.get("content-length"), headers.get("transfer-encoding"))
-        if answers.fresh_lookup(method, declared):
-            automation_id = await self.blocking(_fresh_lookup, key)
-        elif (automation_id := selectors.remembered_hook_key(key)) is None:
-            automation_id = await self.blocking(selectors.automation_id_for_hook_key, key)
+        fresh = answers.fresh_lookup(method, declared)
+        if fresh or (automation_id := selectors.remembered_hook_key(key)) is None:
+            automation_id = await self.blocking(
+                functools.partial(selectors.automation_id_for_hook_key, fresh=fresh), key
+            )
         if automation_id is None:
             return answers.MISS
         if not answers.reads_body(method):
             return answers.without_body(method, headers.get("access-control-request-headers"))
         try:
-            body = await read_body(receive, declared, settings.HOOK_MAX_BODY_BYTES)
+            body = await bodies.read_messages(receive, declared, settings.HOOK_MAX_BODY_BYTES)
         except BodyError as refused:  # nothing is stored; a client that left never reads the answer
-            return answers.refused(refused.status_code)
+            return answers.Reply(refused.status_code)
         if handshake := answers.handshake(headers.get("x-hook-secret"), body):
             return handshake
         query_string = scope.get("query_string", b"").decode("latin-1")
-        incoming = Incoming(method, path, query_string, headers.get("content-type", ""), body)
-        row = services.new_delivery(automation_id=automation_id, incoming=incoming)
+        row = services.new_delivery(
+            automation_id=automation_id,
+            incoming=Incoming(method, path, query_string, headers.get("content-type", ""), body),
+        )
         try:
-            await intake.store_async(row)
+            await intake.writer.store(row)
         except intake.AutomationGone:
             selectors.forget_hook_key(key)
             return answers.MISS
-        return answers.accepted(method, row.public_id)
+        return answers.accepted(row.public_id)
 
     async def blocking(self, function, *args):
+        """function(*args) in the pool, as Django runs a view: a broken or expired connection is replaced first."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, _as_a_request, function, *args)
 
 
-def _fresh_lookup(key: str) -> int | None:
-    return selectors.automation_id_for_hook_key(key, fresh=True)
-
-
 def _as_a_request(function, *args):
-    """Run function as Django runs a view: a broken or expired database connection is replaced first."""
     close_old_connections()
     try:
         return function(*args)
@@ -129,66 +117,9 @@ def _headers(scope: dict) -> dict[str, str]:
     return headers
 
 
-async def read_body(receive, declared: int | None, limit: int) -> bytes:
-    """The body from receive (bounded()), or BodyTooLarge as soon as it is known to pass the limit.
-
-    A declared length over the limit is refused before a message is read; a
-    chunked body (declared None) once what arrived passes the limit. Fewer
-    bytes than declared is BodyIncomplete.
-    """
-    if declared is not None and declared > limit:
-        raise BodyTooLarge()
-    parts, size, more = [], 0, True
-    while more:
-        message = await receive()
-        parts.append(chunk := message.get("body", b""))
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge()
-        more = message.get("more_body", False)
-    if declared is not None and size != declared:
-        raise BodyIncomplete()
-    return b"".join(parts)
-
-
-def bounded(receive, deadline: float):
-    """receive with each body message by deadline (the loop's clock) or BodyTimedOut, a client gone BodyIncomplete.
-
-    `fallback` gets it too: a2wsgi awaits receive from the WSGI thread that
-    reads wsgi.input and raises there what it raised, so a web service's view
-    answers 408 or 400, and Django answers a page's request 400. Once the body
-    is complete, receive is passed through untouched.
-    """
-    complete = False
-
-    async def bounded_receive():
-        nonlocal complete
-        if complete:
-            return await receive()
-        try:
-            async with asyncio.timeout_at(deadline):
-                message = await receive()
-        except TimeoutError:
-            raise BodyTimedOut() from None
-        if message["type"] == "http.disconnect":
-            raise BodyIncomplete()
-        complete = not message.get("more_body", False)
-        # A server's receive can swallow the timeout's cancellation when a chunk arrives in the same instant
-        # (asyncio.wait_for does, in Python 3.11): the next receive would then wait with no deadline at all.
-        if not complete and asyncio.get_running_loop().time() >= deadline:
-            raise BodyTimedOut()
-        return message
-
-    return bounded_receive
-
-
 async def _lifespan(receive, send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            # In-flight requests have had their answers; what the writer committed still goes to the broker.
-            await asyncio.get_running_loop().run_in_executor(None, intake.writer.stop)
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+    while (await receive())["type"] != "lifespan.shutdown":
+        await send({"type": "lifespan.startup.complete"})
+    # In-flight requests have had their answers; what the writer committed still goes to the broker.
+    await asyncio.get_running_loop().run_in_executor(None, intake.writer.stop)
+    await send({"type": "lifespan.shutdown.complete"})

@@ -1,23 +1,27 @@
-"""Request bodies in a WSGI process: whole, within their deadline and under a limit, or an error.
+"""Request bodies, whole, within their deadline and under a limit, or an error: BodyError's kinds.
 
-Every request Django serves (config/handler.py) has its body put behind a
-BoundedInput, which gives the whole body or raises: gunicorn hands over a
-short body when the client leaves early (its reader stops at the end of the
-stream, whatever Content-Length said), and raises its own parse errors on
-broken chunked framing; both become BodyIncomplete, so a cut-off body is
-never taken for a whole one.
+Every body has until REQUEST_BODY_TIMEOUT_SECONDS after its request reached
+the application (408 past it), and a body cut short is never taken for a
+whole one (400): the client left, or its chunked framing is broken.
 
-gunicorn's threaded worker reads a body with blocking recv() calls inside
-the application's read, with no time limit: twenty clients sending a byte
-every two seconds held all sixteen threads of a web process, and /healthz
-went unanswered. A timeout per recv() would not help (every byte restarts
-it, and gunicorn's reader loops over recv() itself). So every body has a
-deadline, REQUEST_BODY_TIMEOUT_SECONDS after its request reached the
-application, and one watchdog thread per process shuts down the read side
-of a socket whose body is still being read past it: the blocked recv()
-returns at once and the read raises BodyTimedOut.
+In a WSGI process every request Django serves (config/handler.py) has its
+body put behind a BoundedInput. gunicorn hands over a short body when the
+client leaves early (its reader stops at the end of the stream, whatever
+Content-Length said), and raises its own parse errors on broken chunked
+framing; both become BodyIncomplete. gunicorn's threaded worker reads a
+body with blocking recv() calls inside the application's read, with no
+time limit: twenty clients sending a byte every two seconds held all
+sixteen threads of a web process, and /healthz went unanswered. A timeout
+per recv() would not help (every byte restarts it, and gunicorn's reader
+loops over recv() itself). So one watchdog thread per process shuts down
+the read side of a socket whose body is still being read past its deadline:
+the blocked recv() returns at once and the read raises BodyTimedOut.
+
+In the hooks process (hooks/asgi.py) every request's ASGI receive is
+bounded(), and a webhook's body is read from it by read_messages().
 """
 
+import asyncio
 import socket
 import threading
 import time
@@ -55,6 +59,59 @@ def read(environ: dict, limit: int) -> bytes:
             raise BodyTooLarge()
         parts.append(chunk)
     return b"".join(parts)
+
+
+async def read_messages(receive, declared: int | None, limit: int) -> bytes:
+    """The body from receive (bounded()), or BodyTooLarge as soon as it is known to pass the limit.
+
+    A declared length over the limit is refused before a message is read; a
+    chunked body (declared None) once what arrived passes the limit. Fewer
+    bytes than declared is BodyIncomplete.
+    """
+    if declared is not None and declared > limit:
+        raise BodyTooLarge()
+    parts, size, more = [], 0, True
+    while more:
+        message = await receive()
+        parts.append(chunk := message.get("body", b""))
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge()
+        more = message.get("more_body", False)
+    if declared is not None and size != declared:
+        raise BodyIncomplete()
+    return b"".join(parts)
+
+
+def bounded(receive, deadline: float):
+    """receive with each body message by deadline (the loop's clock) or BodyTimedOut, a client gone BodyIncomplete.
+
+    The hooks process's Django gets it too: a2wsgi awaits receive from the
+    WSGI thread that reads wsgi.input and raises there what it raised, so a
+    web service's view answers 408 or 400, and Django answers a page's
+    request 400. Once the body is complete, receive is passed through.
+    """
+    complete = False
+
+    async def bounded_receive():
+        nonlocal complete
+        if complete:
+            return await receive()
+        try:
+            async with asyncio.timeout_at(deadline):
+                message = await receive()
+        except TimeoutError:
+            raise BodyTimedOut() from None
+        if message["type"] == "http.disconnect":
+            raise BodyIncomplete()
+        complete = not message.get("more_body", False)
+        # A server's receive can swallow the timeout's cancellation when a chunk arrives in the same instant
+        # (asyncio.wait_for does, in Python 3.11): the next receive would then wait with no deadline at all.
+        if not complete and asyncio.get_running_loop().time() >= deadline:
+            raise BodyTimedOut()
+        return message
+
+    return bounded_receive
 
 
 def bound(environ: dict) -> "BoundedInput | None":

@@ -1,17 +1,12 @@
-"""What Django would do with a webhook request on a host and scheme, learnt once by running its own middleware.
+"""What Django would do with a webhook request on a route, learnt once per route by running its own middleware.
 
-The hooks process answers webhooks without Django (hooks/asgi.py), yet must
-answer exactly as Django would: only on the hosts Django routes to the
-webhook view, and with the headers Django's middleware adds (nosniff, HSTS
-on https, ...). Nothing here copies that middleware: it runs Django's chain,
-as settings.MIDDLEWARE lists it, around a stand-in of whatever view the
-request resolves to, on a request carrying the route's headers only, and
-remembers the outcome per route. Middleware that depends on anything else of
-a request (a cookie, the body) is therefore not run for webhooks there.
+The hooks process answers webhooks without Django, yet as Django would,
+with no copy of its middleware (docs/webhooks.md, "The hooks process").
 """
 
 import io
 
+from a2wsgi.wsgi import build_environ
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.base import BaseHandler
@@ -30,12 +25,8 @@ setting_changed.connect(lambda **kwargs: _learnt.clear(), weak=False, dispatch_u
 
 def key(scope: dict, headers: dict) -> tuple:
     """What Django's handling of a webhook request depends on: scheme, server, path prefix and host headers."""
-    return (
-        scope.get("scheme", "http"),
-        tuple(scope.get("server") or ()),
-        scope["path"].startswith("/webhook/"),
-        *(headers.get(name) for name in _host_headers()),
-    )
+    route = (scope.get("scheme", "http"), tuple(scope.get("server") or ()), scope["path"].startswith("/webhook/"))
+    return route + tuple(headers.get(name) for name in _host_headers())
 
 
 def known(route: tuple) -> tuple | bool | None:
@@ -46,22 +37,9 @@ def known(route: tuple) -> tuple | bool | None:
 def learn(route: tuple, scope: dict, headers: dict) -> tuple | bool:
     """The headers (bytes pairs) Django's middleware adds to a webhook's answer on this route, or False when
     Django would not hand the request to the webhook view as it is (another host, a redirect, a refusal)."""
-    server = scope.get("server") or ("", 0)
-    environ = {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": scope["path"],
-        "SCRIPT_NAME": "",
-        "QUERY_STRING": "",
-        "SERVER_NAME": server[0] or "",
-        "SERVER_PORT": str(server[1] or ""),
-        "wsgi.input": io.BytesIO(),
-        "wsgi.url_scheme": scope.get("scheme", "http"),
-        "SERVER_PROTOCOL": "HTTP/1.1",
-    }
-    environ.update(
-        {"HTTP_" + name.upper().replace("-", "_"): headers[name] for name in _host_headers() if name in headers}
-    )
-    request = Request(environ)
+    sent = [(name.encode(), headers[name].encode("latin-1")) for name in _host_headers() if name in headers]
+    probe = {**scope, "method": "POST", "query_string": b"", "client": None, "headers": sent}
+    request = Request(build_environ(probe, io.BytesIO()))
     try:
         request.get_host()  # a host that is not allowed goes to Django, which refuses and logs it there, once
         response = _Probe().get_response(request)
@@ -79,12 +57,8 @@ def learn(route: tuple, scope: dict, headers: dict) -> tuple | bool:
 def _host_headers() -> tuple[str, ...]:
     """The request headers Django reads a host and scheme from (some only when settings say so)."""
     proxy = settings.SECURE_PROXY_SSL_HEADER
-    return (
-        "host",
-        "x-forwarded-host",
-        "x-forwarded-port",
-        *([proxy[0].removeprefix("HTTP_").replace("_", "-").lower()] if proxy else []),
-    )
+    proxy_header = [proxy[0].removeprefix("HTTP_").replace("_", "-").lower()] if proxy else []
+    return ("host", "x-forwarded-host", "x-forwarded-port", *proxy_header)
 
 
 @csrf_exempt

@@ -40,7 +40,7 @@ def accept_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepte
 
 
 def new_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepted:
-    """The delivery a request makes, not yet stored: intake.store or intake.store_async stores it."""
+    """The delivery a request makes, not yet stored: intake.store or intake.writer.store stores it."""
     return intake.Accepted(
         automation_id=automation_id,
         method=incoming.method,

@@ -33,7 +33,7 @@ def _receive(request: HttpRequest, key: str) -> answers.Reply:
     try:
         body = read_body(meta)
     except BodyError as refused:  # nothing is stored; a client that left never reads the answer
-        return answers.refused(refused.status_code)
+        return answers.Reply(refused.status_code)
     if handshake := answers.handshake(meta.get("HTTP_X_HOOK_SECRET"), body):
         return handshake
     try:
@@ -41,7 +41,7 @@ def _receive(request: HttpRequest, key: str) -> answers.Reply:
     except intake.AutomationGone:
         selectors.forget_hook_key(key)
         return answers.MISS
-    return answers.accepted(method, delivery.public_id)
+    return answers.accepted(delivery.public_id)
 
 
 @csrf_exempt

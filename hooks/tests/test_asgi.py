@@ -1,7 +1,7 @@
 """The parts of the hooks process's driver (hooks/asgi.py) that are its own, in-process.
 
 Headers read from the scope, the body read from ASGI messages under the
-size limit and the deadline, the writer waking a loop, errors. Every answer
+size limit and the deadline (hooks/bodies.py), the writer waking a loop, errors. Every answer
 through the driver: test_receive.py and test_routes.py; through a real
 server: test_hooks_process.py.
 """
@@ -12,7 +12,8 @@ import logging
 import pytest
 
 from hooks import intake
-from hooks.asgi import _headers, bounded, read_body
+from hooks.asgi import _headers
+from hooks.bodies import bounded, read_messages
 from hooks.exceptions import BodyIncomplete, BodyTimedOut, BodyTooLarge
 
 
@@ -57,7 +58,7 @@ def messages(*chunks, disconnect=False):
 
 def read(receive, declared=None, limit=100, deadline=float("inf")):
     async def reading():
-        return await read_body(bounded(receive, deadline), declared, limit)
+        return await read_messages(bounded(receive, deadline), declared, limit)
 
     return asyncio.run(reading())
 
@@ -143,7 +144,7 @@ def test_django_gets_a_body_by_its_deadline_and_never_a_cut_off_one():
 @pytest.fixture
 def no_database(monkeypatch):
     """Rows get ids without a database, and no task is queued."""
-    monkeypatch.setattr(intake, "insert", lambda rows: [setattr(row, "pk", 1) for row in rows])
+    monkeypatch.setattr(intake.statements, "insert_deliveries", lambda rows: [setattr(row, "pk", 1) for row in rows])
     monkeypatch.setattr(intake, "_publish", lambda ids: None)
 
 
@@ -181,7 +182,7 @@ def test_a_request_that_timed_out_is_not_answered_again(no_database):
 
 def test_a_request_whose_row_is_not_committed_in_time_gets_an_error(monkeypatch):
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.05)
-    stalled = intake._Writer()
+    stalled = intake.Writer()
     stalled._run = lambda: None  # a writer thread that never commits
 
     with pytest.raises(intake.DatabaseError, match="not committed in time"):
@@ -192,9 +193,9 @@ def test_a_row_that_failed_to_store_raises_its_error_in_the_request(monkeypatch)
     def batch_fails(rows):
         raise intake.IntegrityError("a foreign key")
 
-    monkeypatch.setattr(intake, "insert", batch_fails)
-    monkeypatch.setattr(intake, "_commit_one", lambda row: intake.AutomationGone())
-    writer = intake._Writer()
+    monkeypatch.setattr(intake.statements, "insert_deliveries", batch_fails)
+    monkeypatch.setattr(intake, "_store_alone", lambda row: intake.AutomationGone())
+    writer = intake.Writer()
     try:
         with pytest.raises(intake.AutomationGone):
             asyncio.run(writer.store(a_row()))
@@ -233,7 +234,7 @@ def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_go
 
     from hooks import asgi, maintenance, selectors
 
-    def down(key):
+    def down(key, fresh=False):
         raise OperationalError("connection refused")
 
     monkeypatch.setattr(maintenance, "known", lambda: False)

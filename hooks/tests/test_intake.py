@@ -35,7 +35,7 @@ def store_all(rows, *, first=None, first_started=None):
 
         async def store(row):
             try:
-                await intake.store_async(row)
+                await intake.writer.store(row)
             except Exception as error:  # noqa: BLE001 - collected for the assertions
                 errors[row.body] = error
 
@@ -67,7 +67,7 @@ def batches(monkeypatch):
         if len(sizes) == 1:
             sizes.first_started.set()
             wait_until(
-                lambda: intake.writer._queue.qsize() >= sizes.behind, 20, 0.01, "requests queued behind the first"
+                lambda: intake.writer.queue.qsize() >= sizes.behind, 20, 0.01, "requests queued behind the first"
             )
         return real(batch)
 
@@ -111,7 +111,7 @@ def test_a_request_is_never_told_stored_when_the_writer_fails(make_automation, m
     def broken(deliveries):
         raise RuntimeError("a fault nobody planned for")
 
-    monkeypatch.setattr(intake, "insert", broken)
+    monkeypatch.setattr(statements, "insert_deliveries", broken)
     errors = store_all([delivery_for(automation)])
     assert isinstance(errors[b"0"], RuntimeError)
     assert not Delivery.objects.exists()
@@ -164,7 +164,7 @@ def messages(monkeypatch):
             row.pk = next(ids)
 
     monkeypatch.setattr(tasks.process_deliveries, "apply_async", apply_async)
-    monkeypatch.setattr(intake, "insert", insert)
+    monkeypatch.setattr(statements, "insert_deliveries", insert)
     return sent, arrived
 
 
@@ -213,13 +213,13 @@ def test_a_message_carries_at_most_a_chunk_of_ids(messages):
 
 def postgresql_only():
     if connection.vendor != "postgresql":
-        pytest.skip("the libpq path of intake.insert is PostgreSQL's")
+        pytest.skip("the libpq path of statements.insert_deliveries is PostgreSQL's")
 
 
 def test_a_batch_larger_than_the_prepared_sizes_is_stored_with_each_id(make_automation):
     automation = make_automation([])
     rows = [delivery_for(automation, n) for n in range(statements.PREPARED_BATCH + 8)]
-    intake.insert(rows)
+    statements.insert_deliveries(rows)
     stored = {delivery.public_id: delivery for delivery in Delivery.objects.all()}
     assert len(stored) == len(rows)
     for row in rows:
@@ -240,7 +240,7 @@ def test_every_value_is_stored_byte_for_byte(make_automation):
         body=bytes(range(256)),
         body_digest="d" * 64,
     )
-    intake.insert([row])
+    statements.insert_deliveries([row])
     stored = Delivery.objects.get(pk=row.pk)
     assert (
         stored.public_id,
@@ -259,9 +259,9 @@ def test_a_value_postgresql_cannot_hold_is_refused_not_cut_short(make_automation
     row = delivery_for(automation)
     row.query_string = "a=1\x00b=2"  # text columns cannot hold NUL; a C string would silently end at it
     with pytest.raises(DataError):
-        intake.insert([row])
+        statements.insert_deliveries([row])
     assert not Delivery.objects.exists()
-    intake.insert([delivery_for(automation, 1)])  # the connection is still good
+    statements.insert_deliveries([delivery_for(automation, 1)])  # the connection is still good
     assert Delivery.objects.count() == 1
 
 
