@@ -51,17 +51,21 @@ class Accepted:
 
 
 def store(row: Accepted) -> None:
-    """Commit the row alone and queue its run once committed.
+    """Commit the row alone and queue its run once committed (at once, unless in the caller's transaction).
 
     Raises AutomationGone if its automation no longer exists, DatabaseError if the row could not be stored.
     """
+    _insert_alone(row)
+    transaction.on_commit(lambda: _publish([row.pk]), robust=True)
+
+
+def _insert_alone(row: Accepted) -> None:
     # Foreign keys are checked at commit; inside the caller's transaction that is the caller's: ask first.
     if connection.in_atomic_block and not Automation.objects.filter(pk=row.automation_id).exists():
         raise AutomationGone()
     try:
         with transaction.atomic():
             statements.insert_deliveries([row])
-            transaction.on_commit(lambda: _publish([row.pk]), robust=True)
     except IntegrityError:
         if Automation.objects.filter(pk=row.automation_id).exists():
             raise
@@ -93,11 +97,14 @@ class Writer:
             raise error
 
     def stop(self) -> None:
-        """Commit and queue what is waiting, then end the thread and close its connection."""
-        thread, self.thread = self.thread, None
+        """Commit and queue what is waiting, then end the thread (within 10 s) and close its connection."""
+        thread = self.thread
         if thread is not None and thread.is_alive():
             self.queue.put(None)
             thread.join(10)
+        with self.lock:
+            if self.thread is thread:
+                self.thread = None
 
     def _run(self) -> None:
         unsent, sent_at, running = [], float("-inf"), True
@@ -107,8 +114,8 @@ class Writer:
                 batch.append(
                     self.queue.get(timeout=max(0, sent_at + COALESCE_SECONDS - time.monotonic()) if unsent else None)
                 )
-                while batch[-1] is not None and len(batch) < MAX_BATCH and not self.queue.empty():
-                    batch.append(self.queue.get())
+                while batch[-1] is not None and len(batch) < MAX_BATCH:
+                    batch.append(self.queue.get_nowait())
             except queue.Empty:
                 pass
             running = None not in batch
@@ -131,7 +138,8 @@ def _commit(batch: list) -> list[int]:
     except Exception:  # a database error, or a value that could not even be sent
         if connection.connection is not None and not connection.is_usable():
             connection.close()  # a broken connection is replaced for the retries, not reused
-        errors, committed = [_store_alone(row) for row in rows], []  # store() queues each run
+        errors = [_insert_failure(row) for row in rows]
+        committed = [row.pk for row, error in zip(rows, errors, strict=True) if error is None]
     waiting: dict[asyncio.AbstractEventLoop, list] = {}
     for (_, done), error in zip(batch, errors, strict=True):
         waiting.setdefault(done.get_loop(), []).append((done, error))
@@ -143,9 +151,10 @@ def _commit(batch: list) -> list[int]:
     return committed
 
 
-def _store_alone(row: Accepted) -> Exception | None:
+def _insert_failure(row: Accepted) -> Exception | None:
+    """The error that keeps the row out when it is inserted alone, or None once it is committed."""
     try:
-        store(row)
+        _insert_alone(row)
     except (AutomationGone, DatabaseError) as error:
         return error
     except Exception as error:  # only this request is refused: its row is not stored

@@ -38,7 +38,7 @@ def learn(route: tuple, scope: dict, headers: dict) -> tuple | bool:
     """The headers (bytes pairs) Django's middleware adds to a webhook's answer on this route, or False when
     Django would not hand the request to the webhook view as it is (another host, a redirect, a refusal)."""
     sent = [(name.encode(), headers[name].encode("latin-1")) for name in _host_headers() if name in headers]
-    probe = {**scope, "method": "POST", "query_string": b"", "client": None, "headers": sent}
+    probe = {**scope, "method": "POST", "query_string": b"", "client": None, "headers": sent, "http_version": "1.1"}
     request = Request(build_environ(probe, io.BytesIO()))
     try:
         request.get_host()  # a host that is not allowed goes to Django, which refuses and logs it there, once

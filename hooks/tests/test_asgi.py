@@ -194,7 +194,7 @@ def test_a_row_that_failed_to_store_raises_its_error_in_the_request(monkeypatch)
         raise intake.IntegrityError("a foreign key")
 
     monkeypatch.setattr(intake.statements, "insert_deliveries", batch_fails)
-    monkeypatch.setattr(intake, "_store_alone", lambda row: intake.AutomationGone())
+    monkeypatch.setattr(intake, "_insert_failure", lambda row: intake.AutomationGone())
     writer = intake.Writer()
     try:
         with pytest.raises(intake.AutomationGone):

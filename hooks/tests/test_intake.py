@@ -12,6 +12,7 @@ from hooks.models import Delivery
 from tests.e2e.stack import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
+PUBLISH = intake._publish
 
 
 def delivery_for(automation, n=0):
@@ -95,6 +96,24 @@ def test_a_row_of_a_deleted_automation_fails_alone(make_automation, batches):
     assert list(errors) == [b"99"] and isinstance(errors[b"99"], intake.AutomationGone)
     assert batches == [1, 6]
     assert Delivery.objects.count() == 6
+
+
+def test_the_rows_of_a_failed_batch_that_commit_alone_leave_in_one_message(make_automation, batches, monkeypatch):
+    from hooks import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks.process_deliveries, "apply_async", lambda args, **options: sent.append(list(args[0])))
+    monkeypatch.setattr(intake, "_publish", PUBLISH)  # the batches fixture holds it back
+    kept, deleted = make_automation([]), make_automation([], name="deleted")
+    doomed = delivery_for(deleted, 99)
+    automation_services.delete_automation(automation=deleted)
+    batches.behind = 4
+    rows = [delivery_for(kept, n) for n in range(3)] + [doomed]
+    assert list(store_all(rows, first=delivery_for(kept, -1), first_started=batches.first_started)) == [b"99"]
+    intake.stop()  # the writer sends what it holds before it ends
+    assert batches == [1, 4]
+    assert [len(ids) for ids in sent] == [1, 3]
+    assert sorted(sum(sent, [])) == sorted(Delivery.objects.values_list("pk", flat=True))
 
 
 def test_committed_deliveries_are_queued_in_batches_and_run(make_automation, eager_tasks):
