@@ -51,7 +51,7 @@ def start_gunicorn(
     """
     workers = os.environ.get("BENCH_WORKERS", "2")
     threads = os.environ.get("BENCH_THREADS", "8")
-    worker = ["-k", "asgi", "--threads", "1"] if asgi else ["--threads", threads]
+    worker = ["-k", "config.asgi_worker.Worker", "--threads", "1"] if asgi else ["--threads", threads]
     process = subprocess.Popen(
         [
             PYTHON,

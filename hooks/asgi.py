@@ -7,6 +7,7 @@ import asyncio
 import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -31,6 +32,7 @@ class HooksApplication:
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
         if scope["type"] == "http":  # every body, Django's included, has until its deadline
+            scope = _origin_form(scope)
             receive = bodies.bounded(receive, asyncio.get_running_loop().time() + settings.REQUEST_BODY_TIMEOUT_SECONDS)
         if scope["type"] != "http" or not scope["path"].startswith(PREFIXES) or scope.get("root_path"):
             return await self.fallback(scope, receive, send)
@@ -101,6 +103,21 @@ def _as_a_request(function, *args):
         return function(*args)
     finally:
         close_old_connections()
+
+
+def _origin_form(scope: dict) -> dict:
+    """The scope with the request target's path alone, as gunicorn's WSGI worker (the web process) reads it.
+
+    gunicorn's ASGI worker passes a target in absolute form (RFC 9112 3.2.2) and a fragment through as the path.
+    """
+    raw, query = scope.get("raw_path") or b"", scope.get("query_string", b"")
+    absolute = raw[:8].lower().startswith((b"http://", b"https://"))
+    if not absolute and b"#" not in raw + query:
+        return scope
+    raw, fragment, _ = raw.partition(b"#")
+    query = b"" if fragment else query.partition(b"#")[0]
+    raw = (urlsplit(raw).path or b"/") if absolute else raw
+    return {**scope, "path": unquote_to_bytes(raw).decode("utf-8", "replace"), "raw_path": raw, "query_string": query}
 
 
 def _headers(scope: dict) -> dict[str, str]:

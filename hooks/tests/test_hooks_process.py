@@ -52,12 +52,17 @@ def url(hooks_process, automation):
     return hooks_process.base + urlsplit(automation_services.hook_url(automation)).path
 
 
-def raw(hooks_process, data: bytes, *, then_leave: bool = False) -> bytes:
-    """Send bytes as they are, keep the connection open, and read until the server closes or stays silent for 5 s."""
+def raw(hooks_process, data: bytes, *, then_leave: bool = False, half_close: bool = False) -> bytes:
+    """Send bytes as they are, and read until the server closes or stays silent for 5 s.
+
+    then_leave: close at once; half_close: shut down the sending side, as a client done sending may, and read on.
+    """
     with socket.create_connection(("127.0.0.1", hooks_process.port), timeout=5) as sock:
         sock.sendall(data)
         if then_leave:
             return b""
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
         answer = b""
         try:
             while chunk := sock.recv(65536):
@@ -160,6 +165,26 @@ def test_a_client_that_leaves_mid_body_is_not_stored_and_the_process_goes_on(hoo
     raw(hooks_process, partial.encode(), then_leave=True)
     assert httpx.post(url, json={"n": 1}).status_code == 200
     assert Delivery.objects.count() == 1
+
+
+def test_a_client_that_half_closes_after_its_request_gets_its_answer_and_the_connection_closes(hooks_process, url):
+    path = urlsplit(url).path
+    head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{hooks_process.port}\r\n"
+    answer = raw(hooks_process, f'{head}Content-Length: 8\r\n\r\n{{"n": 1}}'.encode(), half_close=True)
+    assert answer.startswith(b"HTTP/1.1 200 ") and b"\r\nconnection: close\r\n" in answer.lower()
+    delivery_id = answer.lower().split(b"x-flowgate-delivery-id: ")[1].split(b"\r\n")[0].decode()
+    assert Delivery.objects.get().public_id == uuid.UUID(delivery_id)
+    cut_short = raw(hooks_process, f'{head}Content-Length: 50\r\n\r\n{{"n"'.encode(), half_close=True)
+    assert cut_short.startswith(b"HTTP/1.1 400 ")
+    assert Delivery.objects.count() == 1
+
+
+@pytest.mark.parametrize("target", ["http://{host}{path}", "{path}#fragment", "{path}?n=1#fragment"])
+def test_a_target_in_absolute_form_or_with_a_fragment_reaches_the_same_webhook(hooks_process, url, target):
+    host, path = f"127.0.0.1:{hooks_process.port}", urlsplit(url).path
+    request = f"POST {target.format(host=host, path=path)} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\n\r\n{{}}"
+    assert raw(hooks_process, request.encode(), half_close=True).startswith(b"HTTP/1.1 200 ")
+    assert Delivery.objects.get().query_string == ("n=1" if "?" in target else "")
 
 
 def test_concurrent_deliveries_each_get_their_own_committed_row(url):

@@ -73,7 +73,7 @@ class Stack:
     def start_web(self, *, hooks_process: bool = False) -> None:
         """The web process as the Procfile runs it, or its hooks process (config/asgi.py) serving every path."""
         if hooks_process:
-            app, worker = "config.asgi:application", ["-k", "asgi", "--threads", "1"]
+            app, worker = "config.asgi:application", ["-k", "config.asgi_worker.Worker", "--threads", "1"]
         else:
             app, worker = "config.wsgi", ["--threads", "8"]
         self._start(

@@ -1,0 +1,38 @@
+"""gunicorn's asyncio worker (`-k asgi`), answering a client that half-closes its connection after its request.
+
+A client may shut down its sending side once its request is sent and still
+read the answer (RFC 9112 9.6; `shutdown(SHUT_WR)`, `nc -N`). gunicorn
+27.0's ASGI protocol defines no eof_received, so asyncio closed the
+connection at that moment: the answer was lost, yet a webhook whose body had
+arrived was still stored and run, and a sender that retried sent it twice.
+Here the answer goes out, announced with `Connection: close`, and the
+connection closes after it; a body cut short by the half-close is the
+application's http.disconnect (400 for a webhook). A half-close between
+requests closes the connection, as before.
+"""
+
+from gunicorn.asgi import protocol
+from gunicorn.workers import gasgi
+
+
+class Protocol(protocol.ASGIProtocol):
+    _peer_finished = False
+
+    def eof_received(self):
+        in_progress = self._request_ready is not None and (self._request_ready.is_set() or not self._awaiting_request)
+        if not in_progress or self._websocket or self.reader:  # idle, HTTP/2 or a WebSocket: as gunicorn does
+            return super().eof_received()
+        self._peer_finished = True
+        receiver = self._body_receiver
+        if receiver is not None and not receiver._complete:
+            receiver.signal_disconnect()
+        return True  # keep the sending side open for the answer
+
+    def _will_close(self, request, response_requires_close):
+        return self._peer_finished or super()._will_close(request, response_requires_close)
+
+
+class Worker(gasgi.ASGIWorker):
+    async def _serve(self):
+        gasgi.ASGIProtocol = Protocol  # the protocol _serve() makes for each connection
+        await super()._serve()
