@@ -20,12 +20,16 @@ class Protocol(protocol.ASGIProtocol):
 
     def eof_received(self):
         in_progress = self._request_ready is not None and (self._request_ready.is_set() or not self._awaiting_request)
-        if not in_progress or self._websocket or self.reader:  # idle, HTTP/2 or a WebSocket: as gunicorn does
+        # Idle, HTTP/2, a WebSocket or TLS (whose transport closes whatever this returns): as gunicorn does.
+        if not in_progress or self._websocket or self.reader or self._is_ssl:
             return super().eof_received()
         self._peer_finished = True
-        receiver = self._body_receiver
-        if receiver is not None and not receiver._complete:
-            receiver.signal_disconnect()
+        self._keepalive = 0  # also when the answer's headers went out before the half-close
+        for receiver in [self._body_receiver, *self._finishing_calls.values()]:
+            if receiver is not None and not receiver._complete:
+                receiver.signal_disconnect()
+        # Nothing more is read from the client: should the answer never come, the connection still ends.
+        self.worker.loop.call_later(self.cfg.timeout or 30, self._close_transport)
         return True  # keep the sending side open for the answer
 
     def _will_close(self, request, response_requires_close):
@@ -34,5 +38,7 @@ class Protocol(protocol.ASGIProtocol):
 
 class Worker(gasgi.ASGIWorker):
     async def _serve(self):
+        # The fast parser's availability is read from the base class: look it up there, as the base would.
+        protocol.ASGIProtocol._check_h1c_protocol_available()
         gasgi.ASGIProtocol = Protocol  # the protocol _serve() makes for each connection
         await super()._serve()

@@ -108,15 +108,19 @@ def _as_a_request(function, *args):
 def _origin_form(scope: dict) -> dict:
     """The scope with the request target's path alone, as gunicorn's WSGI worker (the web process) reads it.
 
-    gunicorn's ASGI worker passes a target in absolute form (RFC 9112 3.2.2) and a fragment through as the path.
+    gunicorn's ASGI worker passes a target in absolute form (RFC 9112 3.2.2, any scheme) and a fragment
+    through as the path.
     """
     raw, query = scope.get("raw_path") or b"", scope.get("query_string", b"")
-    absolute = raw[:8].lower().startswith((b"http://", b"https://"))
+    absolute = not raw.startswith(b"/") and b"://" in raw
     if not absolute and b"#" not in raw + query:
         return scope
-    raw, fragment, _ = raw.partition(b"#")
-    query = b"" if fragment else query.partition(b"#")[0]
-    raw = (urlsplit(raw).path or b"/") if absolute else raw
+    raw, hash_sign, _ = raw.partition(b"#")
+    query = b"" if hash_sign else query.partition(b"#")[0]
+    try:
+        raw = (urlsplit(raw).path or b"/") if absolute else raw
+    except ValueError:  # a malformed authority: Django answers the target as it came (404)
+        return scope
     return {**scope, "path": unquote_to_bytes(raw).decode("utf-8", "replace"), "raw_path": raw, "query_string": query}
 
 

@@ -47,6 +47,8 @@ def test_a_header_spelled_with_underscores_does_not_pass_for_one_with_dashes():
     [
         (b"http://hooks.example.com/automation-k", b"n=1", "/automation-k", b"n=1"),
         (b"HTTPS://hooks.example.com", b"", "/", b""),
+        (b"ftp://hooks.example.com/automation-k", b"", "/automation-k", b""),
+        (b"http://[x/automation-k", b"", "http://[x/automation-k", b""),  # no authority to take off: as it came
         (b"/automation-k#top", b"", "/automation-k", b""),
         (b"/automation-k#top", b"n=1", "/automation-k", b""),  # "?n=1" was part of the fragment
         (b"/automation-k", b"n=1#top", "/automation-k", b"n=1"),
