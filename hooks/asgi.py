@@ -7,10 +7,11 @@ import asyncio
 import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import unquote_to_bytes, urlsplit
+from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
 from django.db import close_old_connections
+from gunicorn.util import split_request_uri
 
 from hooks import answers, bodies, intake, maintenance, routes, selectors, services
 from hooks.exceptions import BodyError
@@ -106,22 +107,19 @@ def _as_a_request(function, *args):
 
 
 def _origin_form(scope: dict) -> dict:
-    """The scope with the request target's path alone, as gunicorn's WSGI worker (the web process) reads it.
-
-    gunicorn's ASGI worker passes a target in absolute form (RFC 9112 3.2.2, any scheme) and a fragment
-    through as the path.
-    """
+    """The scope with the request target's path alone, read by the function gunicorn's WSGI worker (the web
+    process) reads it with: its ASGI worker passes a target in absolute form (RFC 9112 3.2.2) and a fragment
+    through as the path."""
     raw, query = scope.get("raw_path") or b"", scope.get("query_string", b"")
-    absolute = not raw.startswith(b"/") and b"://" in raw
-    if not absolute and b"#" not in raw + query:
+    if b"#" not in raw + query and (raw.startswith(b"/") or b"://" not in raw):
         return scope
-    raw, hash_sign, _ = raw.partition(b"#")
-    query = b"" if hash_sign else query.partition(b"#")[0]
     try:
-        raw = (urlsplit(raw).path or b"/") if absolute else raw
-    except ValueError:  # a malformed authority: Django answers the target as it came (404)
+        target = split_request_uri((raw + b"?" + query if query else raw).decode("latin-1"))
+    except ValueError:  # a malformed authority, which the web process refuses (400): Django answers it as it came
         return scope
-    return {**scope, "path": unquote_to_bytes(raw).decode("utf-8", "replace"), "raw_path": raw, "query_string": query}
+    raw = (target.path or "/").encode("latin-1")
+    path = unquote_to_bytes(raw).decode("utf-8", "replace")
+    return {**scope, "path": path, "raw_path": raw, "query_string": target.query.encode("latin-1")}
 
 
 def _headers(scope: dict) -> dict[str, str]:
