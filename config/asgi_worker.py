@@ -1,4 +1,5 @@
-"""gunicorn's asyncio worker (`-k asgi`), answering a client that half-closes its connection after its request.
+"""gunicorn's asyncio worker (`-k asgi`), answering a client that half-closes its connection after its request,
+and reading every request target as gunicorn's WSGI worker (the web process) reads it.
 
 A client may shut down its sending side once its request is sent and still
 read the answer (RFC 9112 9.6; `shutdown(SHUT_WR)`, `nc -N`). gunicorn
@@ -9,9 +10,16 @@ Here the answer goes out, announced with `Connection: close`, and the
 connection closes after it; a body cut short by the half-close is the
 application's http.disconnect (400 for a webhook). A half-close between
 requests closes the connection, as before.
+
+gunicorn 27.0's ASGI parser passes a target in absolute form (RFC 9112
+3.2.2: `POST http://host/path`) and a fragment through as the path, where
+its WSGI parser takes the path alone; the application here gets the path.
 """
 
+from urllib.parse import unquote_to_bytes
+
 from gunicorn.asgi import protocol
+from gunicorn.util import split_request_uri
 from gunicorn.workers import gasgi
 
 
@@ -34,6 +42,23 @@ class Protocol(protocol.ASGIProtocol):
 
     def _will_close(self, request, response_requires_close):
         return self._peer_finished or super()._will_close(request, response_requires_close)
+
+    def _build_http_scope(self, request, sockname, peername):
+        return origin_form(super()._build_http_scope(request, sockname, peername))
+
+
+def origin_form(scope: dict) -> dict:
+    """The scope with its target's path alone, read by split_request_uri, as gunicorn's WSGI worker reads it."""
+    raw, query = scope.get("raw_path") or b"", scope.get("query_string", b"")
+    if b"#" not in raw + query and (raw.startswith(b"/") or b"://" not in raw):
+        return scope
+    try:
+        target = split_request_uri((raw + b"?" + query if query else raw).decode("latin-1"))
+    except ValueError:  # a malformed authority, which the web process refuses (400): left as it came
+        return scope
+    raw = (target.path or "/").encode("latin-1")
+    path = unquote_to_bytes(raw).decode("utf-8", "replace")
+    return {**scope, "path": path, "raw_path": raw, "query_string": target.query.encode("latin-1")}
 
 
 class Worker(gasgi.ASGIWorker):

@@ -7,11 +7,9 @@ import asyncio
 import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
 from django.db import close_old_connections
-from gunicorn.util import split_request_uri
 
 from hooks import answers, bodies, intake, maintenance, routes, selectors, services
 from hooks.exceptions import BodyError
@@ -33,7 +31,6 @@ class HooksApplication:
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
         if scope["type"] == "http":  # every body, Django's included, has until its deadline
-            scope = _origin_form(scope)
             receive = bodies.bounded(receive, asyncio.get_running_loop().time() + settings.REQUEST_BODY_TIMEOUT_SECONDS)
         if scope["type"] != "http" or not scope["path"].startswith(PREFIXES) or scope.get("root_path"):
             return await self.fallback(scope, receive, send)
@@ -104,22 +101,6 @@ def _as_a_request(function, *args):
         return function(*args)
     finally:
         close_old_connections()
-
-
-def _origin_form(scope: dict) -> dict:
-    """The scope with the request target's path alone, read by the function gunicorn's WSGI worker (the web
-    process) reads it with: its ASGI worker passes a target in absolute form (RFC 9112 3.2.2) and a fragment
-    through as the path."""
-    raw, query = scope.get("raw_path") or b"", scope.get("query_string", b"")
-    if b"#" not in raw + query and (raw.startswith(b"/") or b"://" not in raw):
-        return scope
-    try:
-        target = split_request_uri((raw + b"?" + query if query else raw).decode("latin-1"))
-    except ValueError:  # a malformed authority, which the web process refuses (400): Django answers it as it came
-        return scope
-    raw = (target.path or "/").encode("latin-1")
-    path = unquote_to_bytes(raw).decode("utf-8", "replace")
-    return {**scope, "path": path, "raw_path": raw, "query_string": target.query.encode("latin-1")}
 
 
 def _headers(scope: dict) -> dict[str, str]:

@@ -50,16 +50,11 @@ class Accepted:
     pk: int | None = None
 
 
-def store(row: Accepted) -> None:
-    """Commit the row alone and queue its run once committed (at once, unless in the caller's transaction).
+def store(row: Accepted, *, publish: bool = True) -> None:
+    """Commit the row alone and (publish) queue its run once committed: at once, unless in the caller's transaction.
 
     Raises AutomationGone if its automation no longer exists, DatabaseError if the row could not be stored.
     """
-    _insert_alone(row)
-    transaction.on_commit(lambda: _publish([row.pk]), robust=True)
-
-
-def _insert_alone(row: Accepted) -> None:
     # Foreign keys are checked at commit; inside the caller's transaction that is the caller's: ask first.
     if connection.in_atomic_block and not Automation.objects.filter(pk=row.automation_id).exists():
         raise AutomationGone()
@@ -70,6 +65,8 @@ def _insert_alone(row: Accepted) -> None:
         if Automation.objects.filter(pk=row.automation_id).exists():
             raise
         raise AutomationGone() from None
+    if publish:
+        transaction.on_commit(lambda: _publish([row.pk]), robust=True)
 
 
 class Writer:
@@ -154,11 +151,10 @@ def _commit(batch: list) -> list[int]:
 def _insert_failure(row: Accepted) -> Exception | None:
     """The error that keeps the row out when it is inserted alone, or None once it is committed."""
     try:
-        _insert_alone(row)
-    except (AutomationGone, DatabaseError) as error:
-        return error
-    except Exception as error:  # only this request is refused: its row is not stored
-        logger.exception("a delivery's row could not be sent to the database")
+        store(row, publish=False)  # the writer queues what it commits itself
+    except Exception as error:
+        if not isinstance(error, AutomationGone | DatabaseError):  # a value that could not even be sent
+            logger.exception("a delivery's row could not be sent to the database")
         return error
     return None
 

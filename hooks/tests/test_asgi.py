@@ -8,12 +8,11 @@ server: test_hooks_process.py.
 
 import asyncio
 import logging
-from urllib.parse import unquote_to_bytes
 
 import pytest
 
 from hooks import intake
-from hooks.asgi import _headers, _origin_form
+from hooks.asgi import _headers
 from hooks.bodies import bounded, read_messages
 from hooks.exceptions import BodyIncomplete, BodyTimedOut, BodyTooLarge
 
@@ -40,25 +39,6 @@ def test_headers_are_read_by_lower_case_name_with_repeats_joined():
 
 def test_a_header_spelled_with_underscores_does_not_pass_for_one_with_dashes():
     assert "x-hook-secret" not in _headers(scope(headers=[(b"x_hook_secret", b"forged")]))
-
-
-@pytest.mark.parametrize(
-    ("raw_path", "query", "path", "left_query"),
-    [
-        (b"http://hooks.example.com/automation-k", b"n=1", "/automation-k", b"n=1"),
-        (b"HTTPS://hooks.example.com", b"", "/", b""),
-        (b"ftp://hooks.example.com/automation-k", b"", "/automation-k", b""),
-        (b"http://[x/automation-k", b"", "http://[x/automation-k", b""),  # no authority to take off: as it came
-        (b"/automation-k#top", b"", "/automation-k", b""),
-        (b"/automation-k#top", b"n=1", "/automation-k", b""),  # "?n=1" was part of the fragment
-        (b"/automation-k", b"n=1#top", "/automation-k", b"n=1"),
-        (b"/automation-%C3%A9%23k", b"", "/automation-\u00e9#k", b""),  # an escaped # is the path's own
-    ],
-)
-def test_a_target_in_absolute_form_or_with_a_fragment_is_read_as_its_path(raw_path, query, path, left_query):
-    as_gunicorn_reads_it = unquote_to_bytes(raw_path).decode()
-    read = _origin_form({**scope(), "path": as_gunicorn_reads_it, "raw_path": raw_path, "query_string": query})
-    assert (read["path"], read["query_string"]) == (path, left_query)
 
 
 def messages(*chunks, disconnect=False):
