@@ -1,13 +1,22 @@
-"""The hooks process's worker (config/asgi_worker.py) in-process: request targets read as the web process reads them.
+"""The hooks process's worker (config/asgi_worker.py): request targets read as the web process reads them, and a
+half-closed connection ended even when its answer never comes.
 
-Half-closed connections, and every target through a real server: hooks/tests/test_hooks_process.py.
+Half-closed connections that get their answer, and every target through the real hooks process:
+hooks/tests/test_hooks_process.py.
 """
 
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
 import pytest
 
 from config.asgi_worker import origin_form
+from tests.e2e.stack import wait_until
 
 SCOPE = {"type": "http", "method": "POST", "headers": [], "scheme": "https", "http_version": "1.1"}
 
@@ -34,3 +43,47 @@ def test_a_target_in_absolute_form_or_with_a_fragment_is_read_as_its_path(raw_pa
 def test_a_target_in_origin_form_is_passed_through_as_it_came():
     scope = {**SCOPE, "path": "/automation-k", "raw_path": b"/automation-k", "query_string": b"a=1"}
     assert origin_form(scope) is scope
+
+
+SILENT_APP = """
+import asyncio
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "http":
+        await asyncio.Event().wait()  # an answer that never comes
+"""
+
+
+def test_a_half_closed_connection_whose_answer_never_comes_is_closed_after_the_timeout(tmp_path):
+    (tmp_path / "silent_app.py").write_text(SILENT_APP)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    root = Path(__file__).resolve().parent.parent
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "silent_app:app", "-k", "config.asgi_worker.Worker"]
+        + ["--bind", f"127.0.0.1:{port}", "--timeout", "1", "--workers", "1"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_until(lambda: _answers(port), 30, 0.1, "the server listening")
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            sock.shutdown(socket.SHUT_WR)
+            assert sock.recv(100) == b""  # closed by the server; left open, recv would time out
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)  # master and worker: a graceful stop would wait on a hung request
+        server.wait(30)
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
