@@ -97,6 +97,8 @@ def test_ctrl_c_stops_make_run_quietly_and_every_process_cleanly(tmp_path):
         "WEB_CONCURRENCY": "2",
     }
     # Its own process group, as a terminal's foreground job: Ctrl-C reaches make and what it runs in that group.
+    # With Ctrl-C's default effect, as a shell starts a job: an ignored SIGINT (a test runner's process may have
+    # one) survives exec, and make then keeps ignoring it.
     process = subprocess.Popen(
         ["make", "-o", "install", "run"],
         cwd=ROOT,
@@ -105,6 +107,7 @@ def test_ctrl_c_stops_make_run_quietly_and_every_process_cleanly(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put("")], daemon=True).start()
