@@ -37,7 +37,7 @@ class _Shapes:
         )
         self.queries = re.compile(
             f"(?P<key>{slash}{spell('webchat')}{slash}{embed}{question})"
-            f"|(?P<queue>{slash}{spell('moderation')}(?:{slash})?{question})"
+            f"|(?P<queue>{slash}{spell('moderation')}(?:{slash}{spell('api')})?(?:{slash})?{question})"
         )
         # A parameter's value starts after ?, & (also spelled %26 or &amp;) and its name.
         self.parameters = {
@@ -68,7 +68,7 @@ def redact(text: str) -> str:
 
     Covers /automation-, /webhook/automation-, /webservice-, /form/,
     /form/s/, /form/run/, /webchat/, /webchat/embed.js?key= and
-    /moderation?queue=, anywhere in the text (a full URL, a request line, a
+    /moderation?queue= and /moderation/api?queue=, anywhere in the text (a full URL, a request line, a
     mounted path), with any of their characters percent-encoded as a server
     would decode them (/%61utomation-, automation%2D, webhook%2Fautomation-).
     A key runs to the next separator (SEPARATORS or whitespace). A shape

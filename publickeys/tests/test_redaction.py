@@ -28,6 +28,8 @@ SHAPES = [
     "/webchat/embed.js?v=2&key=",
     "/moderation?queue=",
     "/moderation/?page=1&queue=",
+    "/moderation/api?queue=",
+    "/moderation/api/?x=1&queue=",
 ]
 
 

@@ -43,6 +43,20 @@ RECORD_PATH = [
 ]
 
 
+# The keys of forms, one-time forms, form sessions, chat widgets and approval queues, in their URLs.
+PAGE_KEY = "pK7-page_key_never_issued_0123456"
+PAGE_KEY_URLS = [
+    "/form/{key}",
+    "/form/s/{key}",
+    "/form/run/{key}",
+    "/webchat/{key}",
+    "/webchat/embed.js?key={key}",
+    "/moderation?queue={key}",
+    "/moderation/api?queue={key}",
+    "/moderation/api?x=1&queue={key}",
+]
+
+
 @pytest.fixture
 def stacks(tmp_path):
     """A web process with the worker and beat, and a hooks process, each logging to its own folder."""
@@ -128,6 +142,10 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
             )
         # A request line gunicorn refuses, and logs with the line in it.
         raw_request(stack.port, f"POST /automation-{hook_key}\x7f HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        # Every other URL that carries a key, with one issued to nothing: the access log line is what matters.
+        for shape in PAGE_KEY_URLS:
+            httpx.request("POST" if "/api" in shape else "GET", stack.base + shape.format(key=PAGE_KEY), timeout=30)
+    keys["page"] = PAGE_KEY
     failing = app.send_task("hooks.process_delivery", args=[f"/automation-{hook_key}"])
     app.send_task("flowgate.no_such_task", args=[f"/webservice-{service_key}"])  # the worker logs the whole message
 
@@ -170,3 +188,6 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
     assert "Invalid HTTP request line: 'POST /automation-{key}\\x7f HTTP/1.1'" in logs["web/web.log"]
     assert any("Service Unavailable: /webservice-{key}" in logs[log] for log in ("web/web.log", "hooks/web.log"))
     assert "/webservice-{key}" in logs["web/worker.log"]
+    for log in ("web/web.log", "hooks/web.log"):
+        for shape in PAGE_KEY_URLS:
+            assert shape in logs[log], (shape, log)
