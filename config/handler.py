@@ -12,7 +12,8 @@ encodings that cannot decode ASCII (utf-16), and some without the
 "replace" error handler (idna): `charset=hex` made building
 the request itself raise, a 500 on every URL before any view ran. Here a
 charset is taken only when it decodes ASCII to itself; otherwise the
-request keeps the default (UTF-8).
+request keeps the default (UTF-8). Form data (application/x-www-form-urlencoded)
+declared in any charset but UTF-8 is refused with 400, as Django refuses it.
 
 Django leaves dropping a HEAD answer's body to the server (its own
 development server and test client do it); gunicorn drops it too but logs a
@@ -25,6 +26,7 @@ import functools
 import warnings
 
 import django
+from django.core.exceptions import BadRequest
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.utils.http import parse_header_parameters
 
@@ -34,6 +36,15 @@ _ASCII = bytes(range(128))
 
 
 class Request(WSGIRequest):
+    def _load_post_and_files(self):
+        try:
+            super()._load_post_and_files()
+        except BadRequest:
+            # Form data in another charset than UTF-8 is a 400 (Django's choice, RFC 1866); the 400 page's CSRF
+            # check reads the form again, and the same error there made the answer a 500.
+            self._mark_post_parse_error()
+            raise
+
     def _set_content_type_params(self, meta):
         self.content_type, self.content_params = parse_header_parameters(meta.get("CONTENT_TYPE", ""))
         charset = self.content_params.get("charset")
