@@ -319,6 +319,9 @@ OAUTH2_PROVIDER = {
     "DEFAULT_SCOPES": ["mcp:tools"],
     # Drops "offline_access" from a scope request (accepted and ignored) before the scopes are checked.
     "OAUTH2_VALIDATOR_CLASS": "mcp_auth.validator.McpValidator",
+    # The code and refresh grants alone (what the metadata lists): oauthlib's default server also takes the
+    # password grant, whose two errors told a right password from a wrong one to anyone who registered a client.
+    "OAUTH2_SERVER_CLASS": "oauthlib.oauth2.WebApplicationServer",
     # Client secrets are long random strings: one salted SHA-256 instead of PBKDF2 (mcp_auth/hashers.py).
     "CLIENT_SECRET_HASHER": "client_secret_sha256",
     "PKCE_REQUIRED": True,

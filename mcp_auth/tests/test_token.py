@@ -252,6 +252,22 @@ def test_hostile_or_unsupported_token_requests_get_an_oauth_error(client, agent,
     assert not AccessToken.objects.exists()
 
 
+@pytest.mark.parametrize("grant_type", ["password", "client_credentials", "implicit", "urn:x"])
+def test_a_grant_type_the_metadata_does_not_list_is_unsupported_before_anything_is_checked(
+    client, agent, owner, grant_type
+):
+    answers = [
+        client.post(
+            "/oauth/token",
+            {"grant_type": grant_type, "client_id": agent["client_id"], "username": "owner", "password": password},
+        )
+        for password in ("pw-owner-123", "wrong")  # a right password and a wrong one get the same answer
+    ]
+    assert [(answer.status_code, answer.json()) for answer in answers] == [
+        (400, {"error": "unsupported_grant_type"})
+    ] * 2
+
+
 def test_the_token_endpoint_is_open_to_any_origin_and_answers_the_preflight(client, tokens):
     flow, body = tokens
     renewed = refresh(client, flow, body["refresh_token"], HTTP_ORIGIN="http://localhost:6274")
