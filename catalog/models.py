@@ -1,10 +1,18 @@
 """Apps, their operations, and the materialized feed documents served from them."""
 
+import re
+
 from django.core.validators import RegexValidator
 from django.db import models
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 slug_validator = RegexValidator(SLUG_PATTERN, "Lowercase letters, digits and single hyphens between them.")
+_SLUG = re.compile(SLUG_PATTERN)
+
+
+def is_slug(text: str) -> bool:
+    """Whether text can be an app's slug: what is not is answered without a query (a NUL would fail one)."""
+    return len(text) <= 64 and _SLUG.fullmatch(text) is not None
 
 
 class App(models.Model):

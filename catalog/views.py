@@ -1,16 +1,14 @@
 """Views of the catalog feed (SPEC 4.1): thin wrappers around catalog.serving."""
 
 import functools
-import re
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from catalog import openapi, ratelimits, responses, serving
 from catalog.exceptions import FeedUnavailable
-from catalog.models import SLUG_PATTERN
+from catalog.models import is_slug
 
-_SLUG = re.compile(SLUG_PATTERN)
 _EXPOSED = "ETag, Retry-After, RateLimit, RateLimit-Policy"
 
 
@@ -50,10 +48,6 @@ def feed_route(policy: str | None):
     return decorator
 
 
-def _valid(slug: str) -> bool:
-    return len(slug) <= 64 and _SLUG.fullmatch(slug) is not None
-
-
 @feed_route("list")
 def app_list(request: HttpRequest) -> HttpResponse:
     return responses.document_response(request, serving.list_document(), responses.FEED_CACHE)
@@ -61,7 +55,7 @@ def app_list(request: HttpRequest) -> HttpResponse:
 
 @feed_route("list")
 def app_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    document = serving.detail_document(slug) if _valid(slug) else None
+    document = serving.detail_document(slug) if is_slug(slug) else None
     if document is None:
         return responses.not_found()
     return responses.document_response(request, document, responses.FEED_CACHE)
@@ -69,7 +63,7 @@ def app_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 @feed_route("logo")
 def app_logo(request: HttpRequest, slug: str) -> HttpResponse:
-    logo = serving.logo(slug) if _valid(slug) else None
+    logo = serving.logo(slug) if is_slug(slug) else None
     if logo is None:
         return responses.not_found()
     return responses.logo_response(request, logo)

@@ -7,6 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from catalog.models import is_slug
 from catalog.selectors import connectable_apps
 
 _DOC_NAME = re.compile(r"[a-z0-9-]+\.md")
@@ -34,7 +35,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     Accounts are made by an administrator for now; a self-service sign-up arrives with the pages that need one.
     """
     slug = request.GET.get("app", "")
-    app = connectable_apps().filter(slug=slug).first() if slug else None
+    app = connectable_apps().filter(slug=slug).first() if is_slug(slug) else None
     status = 404 if slug and app is None else 200
     return render(request, "signup.html", {"app": app, "slug": slug}, status=status)
 

@@ -66,6 +66,13 @@ def test_signup_for_an_app_the_catalog_does_not_list_says_so_with_404(client, ma
         assert f"No app named “{slug}”" in response.content.decode()
 
 
+@pytest.mark.parametrize("app", ["%00", "a%00", "A", "a" * 65, "%ED%A0%80", "a--b"])
+def test_signup_for_what_cannot_be_a_slug_is_a_404(client, app):
+    response = client.get(f"/signup?app={app}")
+    assert response.status_code == 404
+    assert "No app named" in response.content.decode()
+
+
 def test_signup_without_an_app_says_how_to_get_an_account(client):
     response = client.get("/signup")
     assert response.status_code == 200
