@@ -1,5 +1,5 @@
 """gunicorn's asyncio worker (`-k asgi`), answering a client that half-closes its connection after its request,
-and reading every request target as gunicorn's WSGI worker (the web process) reads it.
+saying when it closes a connection, and reading every request target as its WSGI worker (the web process) does.
 
 A client may shut down its sending side once its request is sent and still
 read the answer (RFC 9112 9.6; `shutdown(SHUT_WR)`, `nc -N`). gunicorn
@@ -10,6 +10,12 @@ Here the answer goes out, announced with `Connection: close`, and the
 connection closes after it; a body cut short by the half-close is the
 application's http.disconnect (400 for a webhook). A half-close between
 requests closes the connection, as before.
+
+An answer given before the request's body has all arrived (a 413 by its
+declared length, a 408) says `Connection: close`: gunicorn closes such a
+connection after the answer, since it cannot tell where the next request
+would start, yet announced it kept alive, and a client that sent its next
+request on it lost that request.
 
 gunicorn 27.0's ASGI parser passes a target in absolute form (RFC 9112
 3.2.2: `POST http://host/path`) and a fragment through as the path, where
@@ -41,7 +47,9 @@ class Protocol(protocol.ASGIProtocol):
         return True  # keep the sending side open for the answer
 
     def _will_close(self, request, response_requires_close):
-        return self._peer_finished or super()._will_close(request, response_requires_close)
+        receiver = self._body_receiver
+        unframed = receiver is not None and not receiver._complete  # gunicorn will close: say so in the answer
+        return self._peer_finished or unframed or super()._will_close(request, response_requires_close)
 
     def _build_http_scope(self, request, sockname, peername):
         return origin_form(super()._build_http_scope(request, sockname, peername))

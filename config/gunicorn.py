@@ -37,6 +37,13 @@ control_socket_disable = True
 logger_class = "config.logs.GunicornLogger"
 
 
+def pre_request(worker, req) -> None:
+    # Where Django's handler can ask for the connection to close after its answer (config/handler.py).
+    from config import handler
+
+    handler.serving.request = req
+
+
 def on_starting(server) -> None:
     server.log.error_log.addFilter(_ListeningAddresses(server.cfg.address))
     if env_bool("DEBUG", False):

@@ -1,4 +1,5 @@
-"""Django's WSGI handler as the web and hooks processes serve it: bodies bounded, any charset, HEAD without a body.
+"""Django's WSGI handler as the web and hooks processes serve it: bodies bounded, any charset, HEAD without a body,
+Connection: close after a body left unread.
 
 Every request's body is put behind its deadline and its declared length
 before Django reads it (hooks/bodies.py): a body cut short, malformed or too
@@ -23,12 +24,14 @@ included, stay those of the GET.
 """
 
 import functools
+import threading
 import warnings
 
 import django
 from django.core.exceptions import BadRequest
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.utils.http import parse_header_parameters
+from gunicorn.http.parser import _DRAIN_MAX_BYTES
 
 from hooks import bodies
 
@@ -64,15 +67,25 @@ def decodes_ascii(charset: str) -> bool:
             return False
 
 
+# The gunicorn request each thread of a web process is serving (config/gunicorn.py's pre_request sets it).
+serving = threading.local()
+
+
 class Handler(WSGIHandler):
     request_class = Request
 
     def __call__(self, environ, start_response):
         body = bodies.bound(environ)
+        served = getattr(serving, "request", None)
         try:
             return super().__call__(environ, start_response)
         finally:
             if body is not None:
+                # gunicorn skips at most _DRAIN_MAX_BYTES of a body left unread (a 413, say), and otherwise closes
+                # the connection after an answer that said keep-alive: a client sending its next request on it
+                # lost it. The answer says Connection: close instead.
+                if served is not None and body.leaves_more_than(_DRAIN_MAX_BYTES):
+                    served.must_close = True
                 body.close()  # the request is over: what is left of its body is no longer watched
 
     def get_response(self, request):

@@ -146,11 +146,19 @@ class BoundedInput:
         self._watching = sock is not None  # until the body is whole, or the request over
         self._watch: _Watch | None = None
         self._error: BodyError | None = None
+        self._whole = False
+
+    def leaves_more_than(self, size: int) -> bool:
+        """Whether more than size bytes of the body are still to come, or an unknown amount (cut short, chunked)."""
+        if self._error is not None or self._whole:
+            return self._error is not None
+        return self._left is None or self._left > size
 
     def read(self, size: int | None = -1) -> bytes:
         if self._left is None:
             data = self._call(self._stream.read, -1 if size is None else size)
             if not data and size != 0:
+                self._whole = True
                 self._finish()
             return data
         wanted = self._left if size is None or size < 0 else min(size, self._left)
@@ -168,6 +176,7 @@ class BoundedInput:
         if self._left is None:
             line = self._call(self._stream.readline, -1 if size is None else size)
             if not line and size != 0:
+                self._whole = True
                 self._finish()
             return line
         limit = self._left if size is None or size < 0 else min(size, self._left)
@@ -207,6 +216,7 @@ class BoundedInput:
     def _consumed(self, count: int) -> None:
         self._left -= count
         if self._left == 0:
+            self._whole = True
             self._finish()
 
     def _abandon(self, error: BodyError) -> BodyError:

@@ -193,6 +193,41 @@ def test_what_follows_a_late_body_is_never_read_as_a_next_request(server, path):
         except ConnectionResetError:
             pass
     assert answer.count(b"HTTP/1.1 ") == 1  # the connection closed after the 408
+    assert b"\r\nconnection: close\r\n" in answer.lower()  # as it said it would
+
+
+def test_a_connection_kept_alive_after_an_answer_given_before_its_large_body_was_read_serves_the_next_request(
+    server, path
+):
+    """Closed after such an answer, the connection must say so; kept alive, it must serve the next request."""
+    body = b"x" * (2 * LIMIT)  # refused by its declared length, and more than gunicorn skips to reuse a connection
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        try:
+            sock.sendall(head(server, path, Content_Length=str(len(body))) + body)
+        except OSError:  # the server answered and closed while the body was on its way
+            pass
+        answer = b""
+        while b"\r\n\r\n" not in answer and (chunk := sock.recv(65536)):
+            answer += chunk
+        assert status_of(answer) == 413
+        if b"\r\nconnection: close\r\n" not in answer.lower():
+            sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+            rest = b""
+            try:
+                while b"HTTP/1.1 200 " not in rest and (chunk := sock.recv(65536)):
+                    rest += chunk
+            except ConnectionResetError:
+                pass
+            assert b"HTTP/1.1 200 " in rest, f"kept alive, then closed: {answer!r}"
+
+
+def test_a_small_body_left_unread_keeps_the_connection_for_the_next_request(server):
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        body = b"x" * 1000  # a key that is no one's: 404 before the body is read
+        sock.sendall(head(server, "/automation-nobodys", Content_Length=str(len(body))) + body)
+        assert read_response(sock)[0] == 404
+        sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+        assert read_response(sock)[0] == 200
 
 
 def test_the_health_check_answers_while_more_slow_clients_than_threads_are_connected(server, make_automation):
