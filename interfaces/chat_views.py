@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import unicodedata
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
@@ -71,7 +72,8 @@ class MessageIn(serializers.Serializer):
         self.fields["text"] = TextField(max_length=settings.CHAT_MESSAGE_MAX_CHARS)  # read at call time
 
     def validate_text(self, value: str) -> str:
-        if any(ord(char) < 32 and char not in "\t\n\r" for char in value):
+        # C0, DEL and C1 (U+009B opens a terminal's escape sequence where a message is printed): all category Cc.
+        if any(unicodedata.category(char) == "Cc" and char not in "\t\n\r" for char in value):
             raise serializers.ValidationError("control characters are not allowed")
         return value
 
