@@ -84,6 +84,8 @@ MIDDLEWARE = [
     # After host routing: the language of pages from Accept-Language (config/locale.py).
     "config.locale.PageLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # A chunked body gets 411 where Django would read it as none (config/length_required.py).
+    "config.length_required.LengthRequiredMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

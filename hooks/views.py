@@ -7,11 +7,13 @@ The hooks process answers webhooks on its event loop by the same rules
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from config.length_required import reads_chunked_bodies
 from hooks import answers, bodies, intake, maintenance, selectors, services, webservice
 from hooks.exceptions import BodyError, WebServiceError, WebServiceInMaintenance
 from hooks.incoming import read_body, with_body
 
 
+@reads_chunked_bodies
 @csrf_exempt
 def receive(request: HttpRequest, key: str = "") -> HttpResponse:
     """A webhook; a key of "" (a malformed one) is a miss like any other."""
@@ -44,6 +46,7 @@ def _receive(request: HttpRequest, key: str) -> answers.Reply:
     return answers.accepted(delivery.public_id)
 
 
+@reads_chunked_bodies
 @csrf_exempt
 def web_service(request: HttpRequest, key: str = "") -> HttpResponse:
     requested = request.headers.get("Access-Control-Request-Headers")

@@ -25,16 +25,28 @@ OUTCOME_ERRORS = {
 }
 
 
+# A decision's body: an item id, a decision and a comment of at most approvals.COMMENT_LIMIT characters.
+MAX_BODY_BYTES = 64 * 1024
+
+
 class StrictJSONParser(BaseParser):
     """JSON as automations/jsonsafe.py parses it: NaN, Infinity and nesting too deep to walk are refused (400)."""
 
     media_type = "application/json"
 
     def parse(self, stream, media_type=None, parser_context=None):
+        raw = stream.read(MAX_BODY_BYTES + 1) if stream is not None else b""
+        if len(raw) > MAX_BODY_BYTES:  # read no further: a decision is a few hundred bytes
+            raise PayloadTooLarge()
         try:
-            return jsonsafe.loads(stream.read().decode("utf-8"))
+            return jsonsafe.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError):
             raise ParseError("the body is not JSON") from None
+
+
+class PayloadTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "the body is too large"
 
 
 class DecisionSerializer(serializers.Serializer):

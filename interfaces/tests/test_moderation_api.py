@@ -9,6 +9,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from automations.models import Run
+from interfaces import api
 from interfaces.models import ApprovalItem
 
 pytestmark = pytest.mark.django_db
@@ -77,6 +78,14 @@ def test_a_malformed_body_gets_400_in_one_shape_and_decides_nothing(client, api_
     response = post(client, api_path, body)
     assert response.status_code == 400
     assert isinstance(response.json()["error"], str)
+    assert ApprovalItem.objects.get().decision == ""
+
+
+def test_a_body_over_the_limit_gets_413_and_decides_nothing(client, api_path, waiting_run):
+    [item] = client.get(api_path).json()["pending"]
+    padding = " " * api.MAX_BODY_BYTES  # whitespace: the JSON itself is a valid decision
+    response = post(client, api_path, f'{{"item": {item["id"]}, "decision": "approved"}}{padding}')
+    assert response.status_code == 413 and response.json() == {"error": "the body is too large"}
     assert ApprovalItem.objects.get().decision == ""
 
 

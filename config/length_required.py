@@ -1,0 +1,32 @@
+"""A request body of no declared length (Transfer-Encoding: chunked) gets 411, except at views that read one.
+
+Django and djangorestframework take a request without Content-Length for one
+without a body: a chunked JSON message to the chat or the approval API was
+read as empty and answered "text: This field is required". Webhook and web
+service URLs read chunked bodies themselves, under their limit and deadline
+(hooks/bodies.py), and say so with reads_chunked_bodies.
+"""
+
+from django.http import HttpResponse
+
+from hooks import bodies
+
+
+def reads_chunked_bodies(view):
+    view.reads_chunked_bodies = True
+    return view
+
+
+class LengthRequiredMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        if bodies.declared_length(request.META) is not None or getattr(view_func, "reads_chunked_bodies", False):
+            return None
+        return HttpResponse(
+            "send the request body with a Content-Length header\n", status=411, content_type="text/plain; charset=utf-8"
+        )
