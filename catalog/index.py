@@ -1,8 +1,9 @@
 """GET /catalog/v1/: the feed's routes as JSON, so that its root is no dead end."""
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
+from catalog import responses
 from catalog.views import feed_route
 
 ROUTES = (
@@ -17,14 +18,11 @@ ROUTES = (
 @feed_route(None)
 def routes(request: HttpRequest) -> HttpResponse:
     base = f"{settings.BASE_URL}/catalog/v1"
-    response = JsonResponse(
-        {
-            "routes": [
-                {"path": f"/catalog/v1{path}", "url": f"{base}{path}", "description": description}
-                for path, description in ROUTES
-            ],
-            "openapi": f"{base}/openapi.json",
-        }
-    )
-    response["Cache-Control"] = "public, max-age=3600"
-    return response
+    document = {
+        "routes": [
+            {"path": f"/catalog/v1{path}", "url": f"{base}{path}", "description": description}
+            for path, description in ROUTES
+        ],
+        "openapi": f"{base}/openapi.json",
+    }
+    return responses.generated_response(request, document, "public, max-age=3600")

@@ -1,5 +1,6 @@
 """HTTP responses of the feed: stored documents with conditional GET, and each error of SPEC 7.1."""
 
+import hashlib
 import re
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -42,6 +43,15 @@ def document_response(request: HttpRequest, document: Document, cache_control: s
         response["ETag"] = document.etag
     response["Cache-Control"] = cache_control
     patch_vary_headers(response, ["Accept-Encoding"])
+    return get_conditional_response(request, etag=response["ETag"], response=response)
+
+
+def generated_response(request: HttpRequest, document: dict, cache_control: str) -> HttpResponse:
+    """A JSON document built per request (the routes, the OpenAPI document), with an ETag of its bytes and 304 when
+    If-None-Match matches it: SPEC 4.1 rule 1 asks for an ETag on every JSON response of the feed."""
+    response = JsonResponse(document)
+    response["ETag"] = f'"{hashlib.sha256(response.content).hexdigest()[:32]}"'
+    response["Cache-Control"] = cache_control
     return get_conditional_response(request, etag=response["ETag"], response=response)
 
 

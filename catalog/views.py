@@ -2,7 +2,7 @@
 
 import functools
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from catalog import openapi, ratelimits, responses, serving
@@ -76,9 +76,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
 
 @feed_route(None)
 def openapi_document(request: HttpRequest) -> HttpResponse:
-    response = JsonResponse(openapi.document())
-    response["Cache-Control"] = "public, max-age=3600"
-    return response
+    return responses.generated_response(request, openapi.document(), "public, max-age=3600")
 
 
 @feed_route(None)

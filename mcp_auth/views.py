@@ -32,6 +32,7 @@ def oauth_error(error: str, description: str, *, status: int = 400) -> JsonRespo
 
 
 @open_to_any_origin("GET", "HEAD")
+@csrf_exempt  # read-only: a POST gets 405, not the CSRF failure page
 @require_safe
 def authorization_server_metadata(request: HttpRequest) -> HttpResponse:
     response = JsonResponse(metadata.authorization_server_metadata())

@@ -25,10 +25,12 @@ def _metadata(document: dict, request: HttpRequest) -> HttpResponse:
     return response
 
 
+@csrf_exempt  # read-only: a POST gets 405, not the CSRF failure page
 def protected_resource(request: HttpRequest) -> HttpResponse:
     return _metadata(resource_metadata.root_document(), request)
 
 
+@csrf_exempt  # read-only: a POST gets 405, not the CSRF failure page
 def protected_resource_mcp(request: HttpRequest) -> HttpResponse:
     return _metadata(resource_metadata.endpoint_document(), request)
 

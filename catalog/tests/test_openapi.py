@@ -38,3 +38,11 @@ def test_the_document_names_every_route(client, db):
     assert document["openapi"].startswith("3.")
     assert set(document["paths"]) == {"/apps", "/apps/{slug}", "/apps/{slug}/logo", "/bulk"}
     assert document["servers"] == [{"url": "http://testserver/catalog/v1"}]
+
+
+@pytest.mark.parametrize("path", ["/catalog/v1/", "/catalog/v1/openapi.json"])
+def test_the_routes_and_the_openapi_document_carry_an_etag_and_answer_304_to_it(client, path):
+    response = client.get(path)
+    assert response.status_code == 200 and response["ETag"].startswith('"')
+    again = client.get(path, HTTP_IF_NONE_MATCH=response["ETag"])
+    assert again.status_code == 304 and again.content == b""
