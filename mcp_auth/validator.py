@@ -35,6 +35,13 @@ class McpValidator(OAuth2Validator):
         spent_codes.revoke_reuse(code, client_id=client_id)
         return False
 
+    def confirm_redirect_uri(self, client_id, code, redirect_uri, client, request, *args, **kwargs):
+        """A redirect_uri other than the authorization request's is invalid_grant (RFC 6749 5.2), not oauthlib's
+        invalid_request."""
+        if super().confirm_redirect_uri(client_id, code, redirect_uri, client, request, *args, **kwargs):
+            return True
+        raise errors.InvalidGrantError("redirect_uri does not match the authorization request's", request=request)
+
     def _create_refresh_token(self, request, refresh_token_code, access_token, previous_refresh_token):
         """The toolkit's, noting the new token's family on the request for invalidate_authorization_code."""
         refresh_token = super()._create_refresh_token(request, refresh_token_code, access_token, previous_refresh_token)

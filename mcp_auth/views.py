@@ -9,6 +9,7 @@ clients parse by its code.
 
 import hashlib
 import json
+import re
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
@@ -22,6 +23,7 @@ from mcp_auth import metadata, registration, registration_limits
 from mcp_auth.cors import open_to_any_origin
 
 MAX_REGISTRATION_BYTES = 16384
+_VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")
 MAX_JSON_DEPTH = 20
 
 
@@ -114,12 +116,18 @@ def register_client(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _misplaced_parameters(request: HttpRequest) -> JsonResponse | None:
-    """Codes, tokens and secrets belong in the body: a URL lands in logs and histories (RFC 6749 3.2, RFC 7009 2.1)."""
+def _refused_parameters(request: HttpRequest) -> JsonResponse | None:
+    """Parameters in the URL (codes, tokens and secrets land in logs and histories: RFC 6749 3.2, RFC 7009 2.1), with
+    NUL, given twice, or a PKCE verifier of the wrong form: invalid_request before anything is looked up."""
     if request.META.get("QUERY_STRING"):
         return oauth_error("invalid_request", "send the parameters in the request body, not in the URL")
     if any("\x00" in value for values in request.POST.lists() for value in values[1]):
         return oauth_error("invalid_request", "parameters must not contain NUL characters")
+    if repeated := next((name for name, values in request.POST.lists() if len(values) > 1), None):
+        return oauth_error("invalid_request", f"{repeated} is given more than once")  # RFC 6749 3.2
+    verifier = request.POST.get("code_verifier")
+    if verifier is not None and not _VERIFIER.fullmatch(verifier):
+        return oauth_error("invalid_request", "code_verifier must be 43 to 128 of A-Z a-z 0-9 - . _ ~ (RFC 7636 4.1)")
     return None
 
 
@@ -128,7 +136,7 @@ class TokenView(toolkit.TokenView):
     """POST /oauth/token: authorization_code (PKCE S256) and refresh_token grants."""
 
     def post(self, request, *args, **kwargs):
-        if refused := _misplaced_parameters(request):
+        if refused := _refused_parameters(request):
             return refused
         return super().post(request, *args, **kwargs)
 
@@ -158,6 +166,6 @@ class RevokeView(toolkit.RevokeTokenView):
     """POST /oauth/revoke: RFC 7009; revoking either token of a pair revokes both."""
 
     def post(self, request, *args, **kwargs):
-        if refused := _misplaced_parameters(request):
+        if refused := _refused_parameters(request):
             return refused
         return super().post(request, *args, **kwargs)

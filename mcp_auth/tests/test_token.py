@@ -50,7 +50,7 @@ def test_the_first_token_marks_the_client_used(tokens):
 
 @pytest.mark.parametrize(
     "verifier, error",
-    [(None, "invalid_request"), ("x" * 50, "invalid_grant"), ("", "invalid_grant")],
+    [(None, "invalid_request"), ("x" * 50, "invalid_grant"), ("", "invalid_request")],
 )
 def test_a_missing_or_wrong_pkce_verifier_gets_no_token(signed_in, agent, verifier, error):
     flow = start_flow(agent)
@@ -133,10 +133,29 @@ def test_a_code_is_for_the_client_and_redirect_uri_it_was_issued_to(signed_in, a
     flow = start_flow(agent)
     code = code_for(signed_in, flow)
     assert exchange(signed_in, flow, code, client_id=other["client_id"]).json()["error"] == "invalid_grant"
-    assert exchange(signed_in, flow, code, redirect_uri="http://127.0.0.1:33418/other").json()["error"] in (
-        "invalid_grant",
-        "invalid_request",
-    )
+    # RFC 6749 5.2: invalid_grant, when the grant "does not match the redirection URI used in the authorization request"
+    other_uri = exchange(signed_in, flow, code, redirect_uri="http://127.0.0.1:33418/other")
+    assert other_uri.json()["error"] == "invalid_grant"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "description"),
+    [
+        ({"code_verifier": "abc"}, "code_verifier must be 43 to 128"),
+        ({"code_verifier": "a" * 129}, "code_verifier must be 43 to 128"),
+        ({"code_verifier": "a" * 42 + "+"}, "code_verifier must be 43 to 128"),
+        ({"code_verifier": ["a" * 43, "b" * 43]}, "code_verifier is given more than once"),
+    ],
+)
+def test_a_malformed_verifier_or_a_repeated_parameter_is_an_invalid_request_and_spends_no_code(
+    signed_in, agent, overrides, description
+):
+    flow = start_flow(agent)
+    code = code_for(signed_in, flow)
+    response = exchange(signed_in, flow, code, **overrides)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_request"
+    assert response.json()["error_description"].startswith(description)
+    assert exchange(signed_in, flow, code).status_code == 200  # the code was not spent
 
 
 def test_an_expired_code_gets_no_token(signed_in, agent):
