@@ -9,16 +9,19 @@ required and whatever was sent for it is ignored.
 import json
 import re
 from datetime import date
+from urllib.parse import parse_qsl
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.template.loader import render_to_string
+from django.utils.datastructures import MultiValueDict
 from django.utils.translation import gettext_lazy as _
 
 from automations.form_fields import LONG_TEXT_MAX, TEXT_MAX
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
+_RAW_BYTE = re.compile("[\x80-\xff]")
 
 
 def _text_only(value) -> None:
@@ -214,6 +217,19 @@ def _raw(field: dict, data):
     if field["type"] == "select" and field.get("multiple"):
         return data.getlist(name) if hasattr(data, "getlist") else data.get(name) or []
     return data.get(name)
+
+
+def prefill_from(query_string: str) -> MultiValueDict:
+    """A WSGI query string's values, with bytes that are no UTF-8 kept as lone surrogates, which _initial ignores.
+
+    Django's request.GET shows them as U+FFFD instead, so broken Unicode in a
+    link (%FF, an encoded surrogate, an overlong form) would be prefilled.
+    """
+    escaped = _RAW_BYTE.sub(lambda byte: f"%{ord(byte[0]):02X}", query_string)  # PEP 3333: the raw bytes, as latin-1
+    values = MultiValueDict()
+    for name, value in parse_qsl(escaped, keep_blank_values=True, errors="surrogateescape"):
+        values.appendlist(name, value)
+    return values
 
 
 def _initial(fields: list, prefill) -> dict:

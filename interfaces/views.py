@@ -23,7 +23,7 @@ from django.views.decorators.http import require_http_methods
 from automations.models import Run
 from config import page_headers, process_cache
 from interfaces import blank_pages, ratelimits, selectors, services, spam, submissions, uploads
-from interfaces.fields import FieldForm
+from interfaces.fields import FieldForm, prefill_from
 from interfaces.models import FormFile
 from interfaces.pages import unavailable
 from publickeys.models import PublicKey
@@ -66,7 +66,8 @@ def hosted_form(request, key: str):
     if request.method != "POST":
         if not request.GET:  # the blank form is the same for every visitor: rendered once per process
             return _form_page(request, trigger, None, scope, blank=(automation.pk, automation.updated_at))
-        return _form_page(request, trigger, FieldForm(trigger["fields"], prefill=request.GET), scope)
+        prefill = prefill_from(request.META.get("QUERY_STRING", ""))
+        return _form_page(request, trigger, FieldForm(trigger["fields"], prefill=prefill), scope)
     if wait := ratelimits.retry_after(request, scope=str(automation.pk), limits=trigger.get("limits", {})):
         return _too_many(request, wait)
     handler = uploads.LimitedUploadHandler(request, uploads.limits_of(trigger["fields"]))

@@ -58,6 +58,14 @@ def test_the_page_shows_the_fields_prefilled_from_the_query_string(client, make_
     assert 'name="fg-website"' in page and 'name="fg-shown"' in page and "csrfmiddlewaretoken" in page
 
 
+@pytest.mark.parametrize("broken", ["%FF%FE", "%ED%A0%80", "%C0%AE", "a%00b"])
+def test_a_prefill_of_broken_unicode_or_nul_is_ignored_and_good_values_beside_it_kept(client, make_form, broken):
+    path = form_path(make_form())
+    page = client.get(f"{path}?email={broken}&ref=caf%C3%A9+%E2%9C%93").content.decode()
+    assert 'name="email"' in page and "\ufffd" not in page and 'value="a' not in page
+    assert 'type="hidden" name="ref" value="café ✓"' in page
+
+
 def test_a_submission_with_errors_shows_each_message_beside_its_field_and_keeps_every_value(client, make_form):
     path = form_path(make_form())
     response = submit(client, path, {"email": "nope", "topic": "support", "ref": "ad"})
