@@ -150,6 +150,10 @@ class FieldForm(forms.Form):
         self.visible = visible_fields(fields, data if data is not None else initial)
         for field in fields:
             self.fields[field["name"]] = django_field(field) if field["name"] in self.visible else _optional(field)
+            if field.get("visible_if") and field.get("required"):
+                # Marked required whether shown or not; static/forms.js sets `required` only while it is shown.
+                self.fields[field["name"]].marked_required = True
+                self.fields[field["name"]].widget.attrs["data-required"] = ""
         self.conditions = {f["name"]: f["visible_if"] for f in fields if f.get("visible_if")}
 
     def full_clean(self):

@@ -30,6 +30,8 @@
       var sourceWrapper = source && source.closest("[data-visible-if]");
       var shown = !sourceWrapper || !sourceWrapper.hidden;
       wrapper.hidden = !holds(condition, valueOf(form, condition.field), shown);
+      // A required field is required only while it is shown: a hidden one would block the browser's submit.
+      wrapper.querySelectorAll("[data-required]").forEach(function (input) { input.required = !wrapper.hidden; });
     });
   }
   document.querySelectorAll("form.fg-form").forEach(function (form) {

@@ -156,3 +156,27 @@ def test_a_page_sent_again_while_its_first_post_is_being_started_says_it_is_stil
         assert not Run.objects.exists()
     finally:
         stack.stop()
+
+
+def test_a_conditional_required_field_is_marked_required_and_blocks_sending_only_while_shown(stack, page, owner):
+    automation = automation_services.create_automation(
+        owner=owner, name="Shirts", definition={"trigger": FORM, "steps": []}, enabled=True
+    )
+    page.open(on(stack, automation_services.form_url(automation)), "hosted-form")
+    gift_for = page.raw.get_by_label("Gift for")
+    assert gift_for.evaluate("input => input.closest('.field').classList.contains('field--required')")  # its " *"
+    page.raw.get_by_label("It is a gift").check()
+    assert gift_for.evaluate("input => input.required")
+    page.raw.get_by_label("Email").fill("not an address")
+    page.raw.get_by_role("button", name="Send").click()  # the browser stops it: Gift for is required and empty
+    assert gift_for.evaluate("input => !input.validity.valid") and not Run.objects.exists()
+    gift_for.fill("Grace")
+    page.raw.get_by_role("button", name="Send").click()
+    page.check("validation-errors")  # the server's answer: the address; Gift for shown again, required
+    page.raw.get_by_label("Gift for").fill("")
+    page.raw.get_by_label("It is a gift").uncheck()  # hidden now: its emptied answer must not stop the form
+    assert not page.raw.get_by_label("Gift for").evaluate("input => input.required")
+    page.raw.get_by_label("Email").fill("ada@example.com")
+    page.raw.get_by_role("button", name="Send").click()
+    wait_until(lambda: "/form/run/" in page.raw.url, 60, 0.2, "the session page after sending")
+    assert Run.objects.get().trigger["body"] == {"email": "ada@example.com", "gift": False, "ref": ""}
