@@ -11,19 +11,36 @@ from publickeys import services as key_services
 from publickeys.models import PublicKey
 
 
-def answers_with_files(*, automation: Automation, form: FieldForm) -> dict:
-    """The form's answers, each file field's files kept (interfaces/uploads.py) and given as name, size, type, link."""
+def answers_with_files(*, automation: Automation, form: FieldForm, stored: list) -> dict:
+    """The form's answers, each file field's files kept (interfaces/uploads.py) and given as name, size, type, link;
+    the folder of each kept file is added to stored."""
     answers = form.answers()
     for field in form.definition:
         if field["type"] == "file" and field["name"] in answers:
             answers[field["name"]] = uploads.store(
-                automation=automation, field=field["name"], files=answers[field["name"]]
+                automation=automation, field=field["name"], files=answers[field["name"]], stored=stored
             )
     return answers
 
 
-@transaction.atomic
-def submit_form(*, automation: Automation, answers: dict, user=None) -> tuple[Run, str]:
+def _with_files(automation: Automation, form: FieldForm, answer):
+    """answer(answers) in one transaction with the form's files kept: when it returns something false, or raises,
+    the transaction rolls back and the files it kept are removed, so a lost race leaves no file behind."""
+    stored: list[str] = []
+    try:
+        with transaction.atomic():
+            answered = answer(answers_with_files(automation=automation, form=form, stored=stored))
+            if not answered:
+                transaction.set_rollback(True)
+    except BaseException:
+        uploads.remove(stored)
+        raise
+    if not answered:
+        uploads.remove(stored)
+    return answered
+
+
+def submit_form(*, automation: Automation, form: FieldForm, user=None) -> tuple[Run, str]:
     """Start a run of the hosted form's automation, in a worker; the run, and its session page's key in clear.
 
     The run is queued (automations.runs.queue), never run in the web
@@ -31,6 +48,10 @@ def submit_form(*, automation: Automation, answers: dict, user=None) -> tuple[Ru
     The run and its session key commit together, so that a failure leaves
     no run the visitor was not sent to, and the page can be sent again.
     """
+    return _with_files(automation, form, lambda answers: _start(automation, answers, user))
+
+
+def _start(automation: Automation, answers: dict, user) -> tuple[Run, str]:
     trigger = {
         "body": answers,
         "form": {
@@ -42,25 +63,24 @@ def submit_form(*, automation: Automation, answers: dict, user=None) -> tuple[Ru
     return run, key_services.issue_key(purpose=PublicKey.Purpose.FORM_SESSION, target=run)
 
 
-@transaction.atomic
-def answer_session_form(*, run: Run, step: str, answers: dict) -> bool:
+def answer_session_form(*, run: Run, step: str, form: FieldForm) -> bool:
     """The session visitor's answer to the run's form step; False when it was answered already or waits no more."""
-    return runs.answer(run.pk, step=step, answer=answers)
+    return _with_files(run.automation, form, lambda answers: runs.answer(run.pk, step=step, answer=answers))
 
 
-@transaction.atomic
-def answer_one_time_form(*, run: Run, answers: dict) -> bool:
+def answer_one_time_form(*, run: Run, form: FieldForm) -> bool:
     """Use the one-time link and answer the run's wait with it, both or neither: the first POST wins.
 
     The key is retired in the same transaction, so that the link then
     answers as one never issued. Of two POSTs racing, the second waits for
     the first's row lock and then finds the key retired: False.
     """
+    return _with_files(run.automation, form, lambda answers: _use_link_and_answer(run, answers))
+
+
+def _use_link_and_answer(run: Run, answers: dict) -> bool:
     waiting_for = run.waiting_for or {}
     used = PublicKey.objects.filter(pk=waiting_for.get("public_key_id"), retired_at__isnull=True).update(
         retired_at=timezone.now(), sealed=""
     )
-    if not used or not runs.answer(run.pk, step=waiting_for.get("step"), answer=answers):
-        transaction.set_rollback(True)
-        return False
-    return True
+    return bool(used) and runs.answer(run.pk, step=waiting_for.get("step"), answer=answers)

@@ -102,8 +102,11 @@ def _human(size: int) -> str:
     return str(size)
 
 
-def store(*, automation, field: str, files: list) -> list[dict]:
-    """Keep each file with the storage API; what steps get of each: name, size, type and a link only the owner opens."""
+def store(*, automation, field: str, files: list, stored: list) -> list[dict]:
+    """Keep each file with the storage API; what steps get of each: name, size, type and a link only the owner opens.
+
+    The folder of each kept file is added to stored, for remove() should its answer not be committed.
+    """
     kept = []
     for upload in files:
         name = jsonsafe.clean_text(upload.name or "file")[:255]
@@ -112,13 +115,24 @@ def store(*, automation, field: str, files: list) -> list[dict]:
         except SuspiciousFileOperation:
             safe = "file"
         content_type = jsonsafe.clean_text(upload.content_type or "application/octet-stream")[:255]
-        path = default_storage.save(f"forms/{automation.pk}/{uuid.uuid4().hex}/{safe}", upload)
+        folder = f"forms/{automation.pk}/{uuid.uuid4().hex}"
+        stored.append(folder)
+        path = default_storage.save(f"{folder}/{safe}", upload)
         row = FormFile.objects.create(
             automation=automation, field=field, name=name, size=upload.size, content_type=content_type, path=path
         )
         url = settings.BASE_URL + reverse("form-file", args=[row.pk])
         kept.append({"name": name, "size": upload.size, "type": content_type, "url": url})
     return kept
+
+
+def remove(folders: list[str]) -> None:
+    """The files store() kept for answers that were not committed (a lost race, an error), with their folders."""
+    for folder in folders:
+        try:
+            _delete_tree(folder)
+        except Exception:
+            logger.exception("files of an answer not taken could not be removed from %s", folder)
 
 
 def delete_files_of(automation) -> None:

@@ -90,8 +90,7 @@ def _submit_hosted(request, automation, handler, scope):
     if (claim := submissions.claim(page)) is None:
         return _sent_already(request, page)
     try:
-        answers = services.answers_with_files(automation=automation, form=form)
-        run, session_key = services.submit_form(automation=automation, answers=answers, user=request.user)
+        run, session_key = services.submit_form(automation=automation, form=form, user=request.user)
     except BaseException:  # submit_form commits all or nothing: no run started
         submissions.release(page, claim)
         raise
@@ -148,8 +147,7 @@ def _submit_session(request, key, run, waiting_for, handler):
     form = FieldForm(waiting_for["form"]["fields"], request.POST, request.FILES)
     if not _valid(form, handler):
         return _form_page(request, waiting_for["form"], form, None, status=400, step=waiting_for)
-    answers = services.answers_with_files(automation=run.automation, form=form)
-    services.answer_session_form(run=run, step=waiting_for["step"], answers=answers)
+    services.answer_session_form(run=run, step=waiting_for["step"], form=form)
     return see_other(key)  # answered now or by another tab first: either way the page shows what comes next
 
 
@@ -190,8 +188,7 @@ def _submit_one_time(request, run, handler):
     form = FieldForm(waiting_for["form"]["fields"], request.POST, request.FILES)
     if not _valid(form, handler):
         return _form_page(request, waiting_for["form"], form, None, status=400)
-    answers = services.answers_with_files(automation=run.automation, form=form)
-    if not services.answer_one_time_form(run=run, answers=answers):
+    if not services.answer_one_time_form(run=run, form=form):
         return unavailable(request)
     return render(request, "interfaces/form_done.html", {"message": ""})
 

@@ -2,6 +2,7 @@
 does not work (used, expired, of an ended run, never issued) shows the same unavailable page."""
 
 import re
+from pathlib import Path
 
 import pytest
 from django.core import mail
@@ -145,3 +146,48 @@ def test_the_step_s_settings_are_checked_with_their_paths():
     assert definition.errors({"trigger": {"type": "webhook"}, "steps": [step]}) == [
         "$.steps[0].expires_after: 0 is less than or equal to the minimum of 0"
     ]
+
+
+def test_of_two_answers_racing_with_files_the_loser_keeps_no_file(start, settings):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from interfaces import services
+    from interfaces.fields import FieldForm
+    from interfaces.models import FormFile
+
+    ask = {**ASK, "fields": [{"name": "scan", "type": "file", "required": True}]}
+    run = start((ask, AFTER))
+    fields = run.waiting_for["form"]["fields"]
+
+    def answer() -> bool:  # both passed the link's lookup with the same run, as two racing POSTs do
+        form = FieldForm(fields, {}, {"scan": [SimpleUploadedFile("a.pdf", b"%PDF", content_type="application/pdf")]})
+        assert form.is_valid(), form.errors
+        return services.answer_one_time_form(run=run, form=form)
+
+    assert [answer(), answer()] == [True, False]
+    assert FormFile.objects.count() == 1
+    folder = Path(settings.MEDIA_ROOT) / "forms" / str(run.automation_id)
+    assert [path.name for path in folder.rglob("*") if path.is_file()] == ["a.pdf"]
+
+
+def test_files_of_an_answer_that_fails_are_removed_with_it(start, settings, monkeypatch):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from interfaces import services
+    from interfaces.fields import FieldForm
+    from interfaces.models import FormFile
+
+    ask = {**ASK, "fields": [{"name": "scan", "type": "file", "required": True}]}
+    run = start((ask, AFTER))
+    form = FieldForm(
+        run.waiting_for["form"]["fields"],
+        {},
+        {"scan": [SimpleUploadedFile("a.pdf", b"%PDF", content_type="application/pdf")]},
+    )
+    assert form.is_valid()
+    monkeypatch.setattr(runs, "answer", lambda *args, **kwargs: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        services.answer_one_time_form(run=run, form=form)
+    assert not FormFile.objects.exists()
+    assert not [path for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file()]
+    assert PublicKey.objects.filter(pk=run.waiting_for["public_key_id"], retired_at__isnull=True).exists()
