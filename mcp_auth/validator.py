@@ -8,7 +8,7 @@ from django.db import transaction
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
 
-from mcp_auth import spent_codes
+from mcp_auth import authorization, spent_codes
 
 IGNORED_SCOPES = frozenset({"offline_access"})
 
@@ -34,6 +34,13 @@ class McpValidator(OAuth2Validator):
             return True
         spent_codes.revoke_reuse(code, client_id=client_id)
         return False
+
+    def validate_refresh_token(self, refresh_token, client, request, *args, **kwargs):
+        """The toolkit's check, and its user must still be allowed "MCP Tools": a withdrawn permission, or a
+        deactivated account, gets no new tokens (the MCP endpoint would refuse them anyway)."""
+        if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
+            return False
+        return authorization.may_approve(request.user)
 
     def confirm_redirect_uri(self, client_id, code, redirect_uri, client, request, *args, **kwargs):
         """A redirect_uri other than the authorization request's is invalid_grant (RFC 6749 5.2), not oauthlib's

@@ -207,6 +207,19 @@ def test_a_revoked_refresh_token_gets_nothing(client, tokens):
     assert refresh(client, flow, body["refresh_token"]).json()["error"] == "invalid_grant"
 
 
+@pytest.mark.parametrize("change", ["withdraw MCP Tools", "deactivate"])
+def test_a_user_no_longer_allowed_mcp_tools_gets_no_new_tokens_by_refresh(client, tokens, approver, change):
+    flow, body = tokens
+    if change == "deactivate":
+        approver.is_active = False
+        approver.save()
+    else:
+        approver.user_permissions.clear()
+        approver.groups.clear()
+    assert refresh(client, flow, body["refresh_token"]).json()["error"] == "invalid_grant"
+    assert AccessToken.objects.count() == 1  # only the first
+
+
 def test_an_expired_refresh_token_gets_nothing(client, tokens, settings):
     flow, body = tokens
     lifetime = settings.OAUTH2_PROVIDER["REFRESH_TOKEN_EXPIRE_SECONDS"]
