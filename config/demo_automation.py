@@ -36,7 +36,7 @@ def ensure_demo_automation(out=sys.stdout) -> None:
 def _ensure(document: Path, out):
     from django.core.management import call_command
 
-    from automations import services
+    from automations import services, triggers
     from automations.models import Automation
 
     name = json.loads(document.read_text(encoding="utf-8"))["name"]
@@ -46,6 +46,10 @@ def _ensure(document: Path, out):
         return Automation.objects.get(owner__username=OWNER, name=name)
     state = "on" if existing.enabled else "off"
     out.write(f"demo automation {existing.pk} {name!r} ({state}): imported before, left as it is\n")
+    if len(services.public_urls(existing)) < len(triggers.of(existing).URLS):
+        # Sealed under another SECRET_KEY or URL_KEY_SECRET, its keys no longer work: demo data gets new ones.
+        services.issue_new_urls(automation=existing)
+        out.write("  its URLs were made under another SECRET_KEY or URL_KEY_SECRET: new ones issued\n")
     for label, url in services.public_urls(existing):
         out.write(f"{label} {url}\n")
     return existing
@@ -54,8 +58,12 @@ def _ensure(document: Path, out):
 def _print_approval_link(automation, out) -> None:
     from automations import services
     from interfaces import approvals
+    from publickeys.services import issue_key
 
-    url = approvals.approval_url(approvals.queue_of(automation))
+    queue = approvals.queue_of(automation)
+    if (url := approvals.approval_url(queue)) is None:  # made under another secret, as _ensure's URLs may be
+        issue_key(purpose=approvals.PURPOSE, target=queue)
+        url = approvals.approval_url(queue)
     out.write(f"approval link:   {url}\n")
     out.write(
         '  ask for an approval: curl -d \'{"order": 42, "customer": "Ada", "amount": 30}\' '
