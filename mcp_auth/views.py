@@ -138,7 +138,11 @@ class TokenView(toolkit.TokenView):
     def post(self, request, *args, **kwargs):
         if refused := _refused_parameters(request):
             return refused
-        return super().post(request, *args, **kwargs)
+        response = super().post(request, *args, **kwargs)
+        if response.status_code == 401 and request.headers.get("Authorization", "").lower().startswith("basic "):
+            # RFC 6749 5.2: the challenge names the scheme the client used; oauthlib's always says Bearer.
+            response["WWW-Authenticate"] = 'Basic realm="oauth", error="invalid_client"'
+        return response
 
     @method_decorator(sensitive_post_parameters("client_secret", "code", "code_verifier", "refresh_token"))
     def authorization_flow_token_response(self, request, *args, **kwargs):

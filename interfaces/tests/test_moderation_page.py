@@ -25,6 +25,7 @@ def test_opening_the_link_shows_the_pending_item_and_decides_nothing(client, que
     page = client.get(queue_path).content.decode()
     assert "Refund order 7" in page and "Customer Ada asks for 30 EUR." in page
     assert 'value="approve"' in page and 'value="reject"' in page and "csrfmiddlewaretoken" in page
+    assert "<pre>{\n  &quot;order&quot;: 7\n}</pre>" in page  # its details as JSON, not as Python shows them
     item = ApprovalItem.objects.get()
     assert item.decision == "" and item.decided_at is None
     waiting_run.refresh_from_db()

@@ -253,6 +253,21 @@ def test_a_confidential_client_must_send_its_secret(signed_in):
     assert exchange(signed_in, flow, code_for(signed_in, flow)).status_code == 200
 
 
+def test_a_client_that_authenticates_with_basic_and_fails_is_challenged_with_basic(signed_in):
+    import base64
+
+    agent = register(Client(), token_endpoint_auth_method="client_secret_basic")
+    flow = start_flow(agent)
+    code = code_for(signed_in, flow)
+    wrong = base64.b64encode(f"{agent['client_id']}:wrong".encode()).decode()
+    data = {"grant_type": "authorization_code", "code": code, "redirect_uri": flow.params["redirect_uri"]}
+    response = signed_in.post(
+        "/oauth/token", {**data, "code_verifier": flow.verifier}, HTTP_AUTHORIZATION=f"Basic {wrong}"
+    )
+    assert response.status_code == 401 and response.json()["error"] == "invalid_client"
+    assert response["WWW-Authenticate"].startswith("Basic ")
+
+
 def test_parameters_in_the_url_are_refused(signed_in, agent):
     flow = start_flow(agent)
     code = code_for(signed_in, flow)
