@@ -38,10 +38,15 @@ logger_class = "config.logs.GunicornLogger"
 
 
 def pre_request(worker, req) -> None:
-    # Where Django's handler can ask for the connection to close after its answer (config/handler.py).
-    from config import handler
+    # Where Django's handler can ask for the connection to close after its answer (config/handler.py): in the
+    # threaded worker, which calls this in the thread that then runs the application. The hooks process's asyncio
+    # worker decides that itself (config/asgi_worker.py).
+    from gunicorn.workers.gthread import ThreadWorker
 
-    handler.serving.request = req
+    if isinstance(worker, ThreadWorker):
+        from config import handler
+
+        handler.serving.request = req
 
 
 def on_starting(server) -> None:

@@ -80,11 +80,12 @@ class Handler(WSGIHandler):
         try:
             return super().__call__(environ, start_response)
         finally:
+            serving.request = None
             if body is not None:
-                # gunicorn skips at most _DRAIN_MAX_BYTES of a body left unread (a 413, say), and otherwise closes
-                # the connection after an answer that said keep-alive: a client sending its next request on it
-                # lost it. The answer says Connection: close instead.
-                if served is not None and body.leaves_more_than(_DRAIN_MAX_BYTES):
+                # gunicorn skips less than _DRAIN_MAX_BYTES of a body left unread (a 413, say), and otherwise
+                # closes the connection after an answer that said keep-alive: a client sending its next request
+                # on it lost it. The answer says Connection: close instead.
+                if served is not None and body.leaves_at_least(_DRAIN_MAX_BYTES):
                     served.must_close = True
                 body.close()  # the request is over: what is left of its body is no longer watched
 

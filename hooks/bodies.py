@@ -148,11 +148,11 @@ class BoundedInput:
         self._error: BodyError | None = None
         self._whole = False
 
-    def leaves_more_than(self, size: int) -> bool:
-        """Whether more than size bytes of the body are still to come, or an unknown amount (cut short, chunked)."""
+    def leaves_at_least(self, size: int) -> bool:
+        """Whether size bytes or more of the body are still to come, or an unknown amount (cut short, chunked)."""
         if self._error is not None or self._whole:
             return self._error is not None
-        return self._left is None or self._left > size
+        return self._left is None or self._left >= size
 
     def read(self, size: int | None = -1) -> bytes:
         if self._left is None:

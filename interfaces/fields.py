@@ -151,9 +151,12 @@ class FieldForm(forms.Form):
         for field in fields:
             self.fields[field["name"]] = django_field(field) if field["name"] in self.visible else _optional(field)
             if field.get("visible_if") and field.get("required"):
-                # Marked required whether shown or not; static/forms.js sets `required` only while it is shown.
+                # Marked required whether shown or not; static/forms.js sets `required` only while it is shown, on
+                # the widgets that carry it at all (not a group of checkboxes: each one would have to be ticked).
+                widget = self.fields[field["name"]].widget
                 self.fields[field["name"]].marked_required = True
-                self.fields[field["name"]].widget.attrs["data-required"] = ""
+                if widget.use_required_attribute(None):
+                    widget.attrs["data-required"] = ""
         self.conditions = {f["name"]: f["visible_if"] for f in fields if f.get("visible_if")}
 
     def full_clean(self):

@@ -173,3 +173,23 @@ def test_field_list_errors_name_their_path():
         ((2, "options"), "options does not apply to a text field"),
         ((2, "visible_if", "field"), "'later' names no earlier field"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("field", "carriers"),
+    [
+        ({"name": "to", "type": "text"}, 1),
+        ({"name": "size", "type": "select", "options": ["S", "M"]}, 1),
+        ({"name": "size", "type": "select", "options": ["S", "M"], "multiple": True}, 0),  # each box would be required
+    ],
+)
+def test_a_conditional_required_field_is_marked_and_its_input_made_required_by_the_script_only_where_it_can_be(
+    field, carriers
+):
+    fields = [
+        {"name": "gift", "type": "checkbox"},
+        {**field, "required": True, "visible_if": {"field": "gift", "equals": True}},
+    ]
+    html = str(FieldForm(fields))
+    assert "field--required" in html  # its " *", though hidden for now
+    assert html.count("data-required") == carriers
