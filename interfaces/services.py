@@ -11,32 +11,30 @@ from publickeys import services as key_services
 from publickeys.models import PublicKey
 
 
-def answers_with_files(*, automation: Automation, form: FieldForm, stored: list) -> dict:
-    """The form's answers, each file field's files kept (interfaces/uploads.py) and given as name, size, type, link;
-    the folder of each kept file is added to stored."""
-    answers = form.answers()
-    for field in form.definition:
-        if field["type"] == "file" and field["name"] in answers:
-            answers[field["name"]] = uploads.store(
-                automation=automation, field=field["name"], files=answers[field["name"]], stored=stored
-            )
-    return answers
-
-
 def _with_files(automation: Automation, form: FieldForm, answer):
-    """answer(answers) in one transaction with the form's files kept: when it returns something false, or raises,
-    the transaction rolls back and the files it kept are removed, so a lost race leaves no file behind."""
-    stored: list[str] = []
+    """answer(answers) with the form's files: saved before the transaction (no lock is held while they are copied),
+    recorded in it. When answer returns something false, or anything fails before the commit, the transaction
+    rolls back and the saved files are removed, so that a lost race or an error leaves no file behind."""
+    answers = form.answers()
+    saved = {
+        field["name"]: uploads.save(automation=automation, files=answers[field["name"]])
+        for field in form.definition
+        if field["type"] == "file" and field["name"] in answers
+    }
+    every_file = [one for files in saved.values() for one in files]
     try:
         with transaction.atomic():
-            answered = answer(answers_with_files(automation=automation, form=form, stored=stored))
+            for name, files in saved.items():
+                answers[name] = uploads.record(automation=automation, field=name, saved=files)
+            answered = answer(answers)
             if not answered:
                 transaction.set_rollback(True)
     except BaseException:
-        uploads.remove(stored)
+        if not uploads.recorded(every_file):  # raised after the commit (by an on_commit hook): the files stay
+            uploads.remove(every_file)
         raise
     if not answered:
-        uploads.remove(stored)
+        uploads.remove(every_file)
     return answered
 
 

@@ -8,12 +8,14 @@ limits stops being read at once. What was refused is shown beside its field.
 
 import logging
 import uuid
+from dataclasses import dataclass
 from fnmatch import fnmatch
 
 from django.conf import settings
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import default_storage
 from django.core.files.uploadhandler import SkipFile, StopUpload, TemporaryFileUploadHandler
+from django.db import DatabaseError
 from django.urls import reverse
 from django.utils.text import get_valid_filename
 from django.utils.translation import gettext as _
@@ -102,12 +104,21 @@ def _human(size: int) -> str:
     return str(size)
 
 
-def store(*, automation, field: str, files: list, stored: list) -> list[dict]:
-    """Keep each file with the storage API; what steps get of each: name, size, type and a link only the owner opens.
+@dataclass(frozen=True)
+class Saved:
+    """A file kept in the storage, not yet recorded: its name and type as sent, its size, and where it is."""
 
-    The folder of each kept file is added to stored, for remove() should its answer not be committed.
-    """
-    kept = []
+    name: str
+    size: int
+    content_type: str
+    path: str
+    folder: str
+
+
+def save(*, automation, files: list) -> list[Saved]:
+    """Keep each uploaded file with the storage API, each in a folder of its own; before any transaction, so that
+    none is held open while files are copied."""
+    saved = []
     for upload in files:
         name = jsonsafe.clean_text(upload.name or "file")[:255]
         try:
@@ -116,23 +127,44 @@ def store(*, automation, field: str, files: list, stored: list) -> list[dict]:
             safe = "file"
         content_type = jsonsafe.clean_text(upload.content_type or "application/octet-stream")[:255]
         folder = f"forms/{automation.pk}/{uuid.uuid4().hex}"
-        stored.append(folder)
         path = default_storage.save(f"{folder}/{safe}", upload)
+        saved.append(Saved(name, upload.size, content_type, path, folder))
+    return saved
+
+
+def record(*, automation, field: str, saved: list[Saved]) -> list[dict]:
+    """The files' rows, in the answer's transaction; what steps get of each: name, size, type and a link only the
+    owner opens."""
+    kept = []
+    for one in saved:
         row = FormFile.objects.create(
-            automation=automation, field=field, name=name, size=upload.size, content_type=content_type, path=path
+            automation=automation,
+            field=field,
+            name=one.name,
+            size=one.size,
+            content_type=one.content_type,
+            path=one.path,
         )
         url = settings.BASE_URL + reverse("form-file", args=[row.pk])
-        kept.append({"name": name, "size": upload.size, "type": content_type, "url": url})
+        kept.append({"name": one.name, "size": one.size, "type": one.content_type, "url": url})
     return kept
 
 
-def remove(folders: list[str]) -> None:
-    """The files store() kept for answers that were not committed (a lost race, an error), with their folders."""
-    for folder in folders:
+def recorded(saved: list[Saved]) -> bool:
+    """Whether the files' rows were committed (False when the database cannot say)."""
+    try:
+        return bool(saved) and FormFile.objects.filter(path=saved[0].path).exists()
+    except DatabaseError:
+        return False
+
+
+def remove(saved: list[Saved]) -> None:
+    """Files saved for an answer that was not committed (a lost race, an error), with their folders."""
+    for one in saved:
         try:
-            _delete_tree(folder)
+            _delete_tree(one.folder)
         except Exception:
-            logger.exception("files of an answer not taken could not be removed from %s", folder)
+            logger.exception("files of an answer not taken could not be removed from %s", one.folder)
 
 
 def delete_files_of(automation) -> None:

@@ -6,9 +6,15 @@ from pathlib import Path
 
 import pytest
 from django.core import mail
+from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
 
 from automations import runs
 from automations.models import Run
+from interfaces import services
+from interfaces.fields import FieldForm
+from interfaces.models import FormFile
 from publickeys.models import PublicKey
 
 pytestmark = pytest.mark.django_db
@@ -149,11 +155,6 @@ def test_the_step_s_settings_are_checked_with_their_paths():
 
 
 def test_of_two_answers_racing_with_files_the_loser_keeps_no_file(start, settings):
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    from interfaces import services
-    from interfaces.fields import FieldForm
-    from interfaces.models import FormFile
 
     ask = {**ASK, "fields": [{"name": "scan", "type": "file", "required": True}]}
     run = start((ask, AFTER))
@@ -171,11 +172,6 @@ def test_of_two_answers_racing_with_files_the_loser_keeps_no_file(start, setting
 
 
 def test_files_of_an_answer_that_fails_are_removed_with_it(start, settings, monkeypatch):
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    from interfaces import services
-    from interfaces.fields import FieldForm
-    from interfaces.models import FormFile
 
     ask = {**ASK, "fields": [{"name": "scan", "type": "file", "required": True}]}
     run = start((ask, AFTER))
@@ -191,3 +187,29 @@ def test_files_of_an_answer_that_fails_are_removed_with_it(start, settings, monk
     assert not FormFile.objects.exists()
     assert not [path for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file()]
     assert PublicKey.objects.filter(pk=run.waiting_for["public_key_id"], retired_at__isnull=True).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_files_of_an_answer_committed_stay_when_an_after_commit_hook_raises(make_automation, eager_tasks, monkeypatch):
+
+    ask = {**ASK, "fields": [{"name": "scan", "type": "file", "required": True}]}
+    automation = make_automation([ask, AFTER])
+    run = runs.queue(automation=automation, trigger={"body": {}}, source="webhook")
+    run.refresh_from_db()
+    form = FieldForm(
+        run.waiting_for["form"]["fields"],
+        {},
+        {"scan": [SimpleUploadedFile("a.pdf", b"%PDF", content_type="application/pdf")]},
+    )
+    assert form.is_valid()
+    answer = runs.answer
+
+    def answer_then_fail_after_commit(*args, **kwargs):
+        transaction.on_commit(lambda: (_ for _ in ()).throw(SystemExit("stopped after the commit")))
+        return answer(*args, **kwargs)
+
+    monkeypatch.setattr(runs, "answer", answer_then_fail_after_commit)
+    with pytest.raises(SystemExit):
+        services.answer_one_time_form(run=run, form=form)
+    stored = FormFile.objects.get()
+    assert default_storage.exists(stored.path)
