@@ -123,7 +123,10 @@ def _refused_parameters(request: HttpRequest) -> JsonResponse | None:
         return oauth_error("invalid_request", "send the parameters in the request body, not in the URL")
     if any("\x00" in value for values in request.POST.lists() for value in values[1]):
         return oauth_error("invalid_request", "parameters must not contain NUL characters")
-    if repeated := next((name for name, values in request.POST.lists() if len(values) > 1), None):
+    # resource may be repeated (RFC 8707 2); its check answers invalid_target for more than one.
+    if repeated := next(
+        (name for name, values in request.POST.lists() if len(values) > 1 and name != "resource"), None
+    ):
         return oauth_error("invalid_request", f"{repeated} is given more than once")  # RFC 6749 3.2
     verifier = request.POST.get("code_verifier")
     if verifier is not None and not _VERIFIER.fullmatch(verifier):
@@ -138,11 +141,7 @@ class TokenView(toolkit.TokenView):
     def post(self, request, *args, **kwargs):
         if refused := _refused_parameters(request):
             return refused
-        response = super().post(request, *args, **kwargs)
-        if response.status_code == 401 and request.headers.get("Authorization", "").lower().startswith("basic "):
-            # RFC 6749 5.2: the challenge names the scheme the client used; oauthlib's always says Bearer.
-            response["WWW-Authenticate"] = 'Basic realm="oauth", error="invalid_client"'
-        return response
+        return _challenged_as_sent(request, super().post(request, *args, **kwargs))
 
     @method_decorator(sensitive_post_parameters("client_secret", "code", "code_verifier", "refresh_token"))
     def authorization_flow_token_response(self, request, *args, **kwargs):
@@ -172,4 +171,11 @@ class RevokeView(toolkit.RevokeTokenView):
     def post(self, request, *args, **kwargs):
         if refused := _refused_parameters(request):
             return refused
-        return super().post(request, *args, **kwargs)
+        return _challenged_as_sent(request, super().post(request, *args, **kwargs))
+
+
+def _challenged_as_sent(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """RFC 6749 5.2: a client that failed Basic authentication is challenged with Basic; oauthlib says Bearer."""
+    if response.status_code == 401 and request.headers.get("Authorization", "").lower().startswith("basic "):
+        response["WWW-Authenticate"] = 'Basic realm="oauth", error="invalid_client"'
+    return response

@@ -1,5 +1,6 @@
 """POST {base_url}/oauth/token: codes for tokens with PKCE, refresh with rotation and reuse detection."""
 
+import base64
 import hashlib
 import threading
 from datetime import timedelta
@@ -254,8 +255,6 @@ def test_a_confidential_client_must_send_its_secret(signed_in):
 
 
 def test_a_client_that_authenticates_with_basic_and_fails_is_challenged_with_basic(signed_in):
-    import base64
-
     agent = register(Client(), token_endpoint_auth_method="client_secret_basic")
     flow = start_flow(agent)
     code = code_for(signed_in, flow)
@@ -266,6 +265,19 @@ def test_a_client_that_authenticates_with_basic_and_fails_is_challenged_with_bas
     )
     assert response.status_code == 401 and response.json()["error"] == "invalid_client"
     assert response["WWW-Authenticate"].startswith("Basic ")
+
+
+def test_resource_given_twice_is_not_refused_as_a_repeated_parameter(signed_in, agent):
+    flow = start_flow(agent)
+    both = exchange(signed_in, flow, code_for(signed_in, flow), resource=["http://testserver/mcp"] * 2)
+    assert both.json().get("error") != "invalid_request"  # RFC 8707 lets it repeat; its own check decides
+
+
+def test_a_client_failing_basic_authentication_at_revocation_is_challenged_with_basic(signed_in):
+    agent = register(Client(), token_endpoint_auth_method="client_secret_basic")
+    wrong = base64.b64encode(f"{agent['client_id']}:wrong".encode()).decode()
+    response = signed_in.post("/oauth/revoke", {"token": "x"}, HTTP_AUTHORIZATION=f"Basic {wrong}")
+    assert response.status_code == 401 and response["WWW-Authenticate"].startswith("Basic ")
 
 
 def test_parameters_in_the_url_are_refused(signed_in, agent):
