@@ -23,6 +23,7 @@ body goes before it reaches the server; the headers, Content-Length
 included, stay those of the GET.
 """
 
+import codecs
 import functools
 import threading
 import warnings
@@ -52,7 +53,8 @@ class Request(WSGIRequest):
         self.content_type, self.content_params = parse_header_parameters(meta.get("CONTENT_TYPE", ""))
         charset = self.content_params.get("charset")
         if charset and decodes_ascii(charset):
-            self.encoding = charset
+            # Django refuses form data in any charset spelled other than "utf-8": UTF8, utf_8 and U8 are UTF-8 too.
+            self.encoding = "utf-8" if codecs.lookup(charset).name == "utf-8" else charset
 
 
 @functools.lru_cache(maxsize=64)

@@ -59,3 +59,9 @@ def test_form_data_in_another_charset_than_utf8_is_a_400_not_a_500(path):
     }
     Handler()(environ, lambda status, headers, exc_info=None: started.append(status))
     assert started == ["400 Bad Request"]  # its CSRF check read the form again: the same error, a 500
+
+
+@pytest.mark.parametrize("charset", ["utf8", "UTF8", "utf_8", "U8"])
+def test_form_data_in_another_spelling_of_utf8_is_read(charset):
+    request = request_with(f"application/x-www-form-urlencoded; charset={charset}")
+    assert request.POST.dict() == {"c": "3"}
