@@ -7,7 +7,7 @@ service URLs read chunked bodies themselves, under their limit and deadline
 (hooks/bodies.py), and say so with reads_chunked_bodies.
 """
 
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 
 from hooks import bodies
 
@@ -27,6 +27,16 @@ class LengthRequiredMiddleware:
     def process_view(self, request, view_func, view_args, view_kwargs):
         if bodies.declared_length(request.META) is not None or getattr(view_func, "reads_chunked_bodies", False):
             return None
-        return HttpResponse(
-            "send the request body with a Content-Length header\n", status=411, content_type="text/plain; charset=utf-8"
-        )
+        return refusal(request)
+
+
+MESSAGE = "send the request body with a Content-Length header"
+
+
+def refusal(request) -> HttpResponse:
+    """411 in the shape the endpoint answers errors in: OAuth's, {"error": ...} for JSON, else plain text."""
+    if request.path.startswith("/oauth/"):
+        return JsonResponse({"error": "invalid_request", "error_description": MESSAGE}, status=411)
+    if request.content_type == "application/json":
+        return JsonResponse({"error": MESSAGE}, status=411)
+    return HttpResponse(f"{MESSAGE}\n", status=411, content_type="text/plain; charset=utf-8")
