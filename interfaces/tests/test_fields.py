@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from automations import definition, form_fields
-from interfaces.fields import FieldForm
+from interfaces.fields import FieldForm, prefill_from
 
 EVERY_TYPE = [
     {"name": "name", "type": "text", "required": True, "max_length": 20},
@@ -193,3 +193,10 @@ def test_a_conditional_required_field_is_marked_and_its_input_made_required_by_t
     html = str(FieldForm(fields))
     assert "field--required" in html  # its " *", though hidden for now
     assert html.count("data-required") == carriers
+
+
+def test_prefill_reads_the_raw_query_as_django_does_and_keeps_broken_utf8_as_what_it_ignores():
+    values = prefill_from("a=1+2&a=3&b=&c&caf%C3%A9=caf\xc3\xa9&bad=%FF")  # WSGI: raw bytes as latin-1
+    assert values.getlist("a") == ["1 2", "3"] and values["b"] == "" and values["c"] == ""
+    assert values["café"] == "café"
+    assert values["bad"] == "\udcff"  # a lone surrogate: _initial leaves it out
