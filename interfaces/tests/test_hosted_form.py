@@ -62,7 +62,8 @@ def test_the_page_shows_the_fields_prefilled_from_the_query_string(client, make_
 def test_a_prefill_of_broken_unicode_or_nul_is_ignored_and_good_values_beside_it_kept(client, make_form, broken):
     path = form_path(make_form())
     page = client.get(f"{path}?email={broken}&ref=caf%C3%A9+%E2%9C%93").content.decode()
-    assert 'name="email"' in page and "\ufffd" not in page and 'value="a' not in page
+    [email] = re.findall(r'<input[^>]*name="email"[^>]*>', page)
+    assert "value=" not in email and "\ufffd" not in page
     assert 'type="hidden" name="ref" value="café ✓"' in page
 
 
