@@ -38,6 +38,7 @@ def test_pages_load_nothing_from_another_site(client, make_catalog):
     for path in ("/", "/signup?app=alpha", "/signup"):
         links = _links(client.get(path).content.decode())
         assert links and all(link.startswith("/") for link in links), (path, links)
+        assert "/static/favicon.svg" in links  # its icon, so that browsers do not ask for a /favicon.ico (404)
 
 
 def test_admins_view_site_leads_to_the_home_page(staff_client):

@@ -120,12 +120,19 @@ class BrowserPage:
         self._axe = Axe()
         raw.on("console", self._console)
         raw.on("pageerror", lambda error: self.problems.append(f"script error: {error}"))
+        raw.on("response", self._response)
 
     def _console(self, message) -> None:
         if message.type == "error" and (
             "Content Security Policy" in message.text or "Content-Security-Policy" in message.text
         ):
             self.problems.append(f"CSP violation: {message.text}")
+
+    def _response(self, response) -> None:
+        # What a page loads by itself (a stylesheet, a script, its icon) must be there. The page may be a 404, and
+        # what its script fetches may be refused on purpose (a chat message over its limit).
+        if response.status >= 400 and response.request.resource_type not in ("document", "fetch", "xhr"):
+            self.problems.append(f"{response.status} for {response.request.resource_type} {response.url}")
 
     def open(self, url: str, label: str | None = None, *, accessibility: bool = True):
         """Go to url, wait for it to load, and check it; returns playwright's response."""
