@@ -119,6 +119,17 @@ def read_response(sock: socket.socket) -> tuple[int, bytes]:
     return status_of(header), body
 
 
+def read_until(sock: socket.socket, marker: bytes) -> bytes:
+    """What arrives until marker has, or the server closes or resets the connection."""
+    answer = b""
+    try:
+        while marker not in answer and (chunk := sock.recv(65536)):
+            answer += chunk
+    except ConnectionResetError:
+        pass
+    return answer
+
+
 RESET = b"(reset by the server)"
 GAVE_UP = b"(the client gave up)"
 
@@ -215,24 +226,14 @@ def test_a_connection_kept_alive_after_an_answer_given_before_its_body_was_read_
             sock.sendall(head(server, target, Content_Length=str(size)) + b"x" * size)
         except OSError:  # the server answered and closed while the body was on its way
             pass
-        answer = b""
-        try:
-            while b"\r\n\r\n" not in answer and (chunk := sock.recv(65536)):
-                answer += chunk
-        except ConnectionResetError:
-            pass
+        answer = read_until(sock, b"\r\n\r\n")
         assert status_of(answer) == int(case)
         said_close = b"\r\nconnection: close\r\n" in answer.lower()
         if case == "413" and not server.hooks_process:
             assert said_close  # a web process never skips that much
         if not said_close:
             sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
-            rest = b""
-            try:
-                while b"HTTP/1.1 200 " not in rest and (chunk := sock.recv(65536)):
-                    rest += chunk
-            except ConnectionResetError:
-                pass
+            rest = read_until(sock, b"HTTP/1.1 200 ")
             assert b"HTTP/1.1 200 " in rest, f"kept alive, then closed: {answer!r}"
 
 
