@@ -35,10 +35,7 @@ class HooksApplication:
         if scope["type"] != "http" or not scope["path"].startswith(PREFIXES) or scope.get("root_path"):
             return await self.fallback(scope, receive, send)
         headers = _headers(scope)
-        route = routes.key(scope, headers)
-        if (django_headers := routes.known(route)) is None:
-            django_headers = await self.blocking(routes.learn, route, scope, headers)
-        if django_headers is False:
+        if (django_headers := await routes.django_headers(scope, headers, self.fallback)) is False:
             return await self.fallback(scope, receive, send)
         try:
             reply = await self.answer(scope, headers, receive)

@@ -51,13 +51,9 @@ class Accepted:
 
 
 def store(row: Accepted, *, publish: bool = True) -> None:
-    """Commit the row alone and (publish) queue its run once committed: at once, unless in the caller's transaction.
-
-    Raises AutomationGone if its automation no longer exists, DatabaseError if the row could not be stored.
+    """Commit the row alone, outside any transaction (its foreign key is checked at that commit), and (publish)
+    queue its run. Raises AutomationGone if its automation no longer exists, DatabaseError if the row is not stored.
     """
-    # Foreign keys are checked at commit; inside the caller's transaction that is the caller's: ask first.
-    if connection.in_atomic_block and not Automation.objects.filter(pk=row.automation_id).exists():
-        raise AutomationGone()
     try:
         with transaction.atomic():
             statements.insert_deliveries([row])

@@ -229,14 +229,19 @@ def test_the_loop_reads_maintenance_mode_from_memory_and_asks_a_thread_only_when
     assert maintenance.known() is True
 
 
+async def learnt_with_no_header(scope_, headers, django):
+    return ()
+
+
 def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_goes_on(monkeypatch, caplog):
     from django.db import OperationalError
 
-    from hooks import asgi, maintenance, selectors
+    from hooks import asgi, maintenance, routes, selectors
 
     def down(key, fresh=False):
         raise OperationalError("connection refused")
 
+    monkeypatch.setattr(routes, "_learn", learnt_with_no_header)
     monkeypatch.setattr(maintenance, "known", lambda: False)
     monkeypatch.setattr(selectors, "remembered_hook_key", lambda key: None)  # not remembered: a thread asks
     monkeypatch.setattr(selectors, "automation_id_for_hook_key", down)
@@ -253,9 +258,10 @@ def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_go
 
 
 def test_a_webhook_body_late_on_the_loop_gets_408_and_the_pool_a_late_receive(monkeypatch, settings):
-    from hooks import asgi, maintenance, selectors
+    from hooks import asgi, maintenance, routes, selectors
 
     settings.REQUEST_BODY_TIMEOUT_SECONDS = 0  # every body is late
+    monkeypatch.setattr(routes, "_learn", learnt_with_no_header)
     monkeypatch.setattr(maintenance, "known", lambda: False)
     monkeypatch.setattr(selectors, "remembered_hook_key", lambda key: 1)  # a key this process remembers
     raised = []
