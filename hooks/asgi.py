@@ -103,14 +103,12 @@ def _as_a_request(function, *args):
 def _headers(scope: dict) -> dict[str, str]:
     """The request's headers by lower-case name, repeats joined with commas, as gunicorn's WSGI worker reads them.
 
-    A name spelled with an underscore is dropped, as gunicorn drops it, so that
-    X_Hook_Secret cannot pass for X-Hook-Secret.
+    Its ASGI worker drops a name spelled with an underscore, as the WSGI one does (header_map).
     """
     headers: dict[str, str] = {}
     for raw_name, raw_value in scope["headers"]:
-        if b"_" not in raw_name:
-            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
-            headers[name] = f"{headers[name]},{value}" if name in headers else value
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]},{value}" if name in headers else value
     return headers
 
 

@@ -72,6 +72,14 @@ def raw(hooks_process, data: bytes, *, then_leave: bool = False, half_close: boo
         return answer
 
 
+def test_a_header_spelled_with_an_underscore_does_not_pass_for_one_with_dashes(hooks_process, url):
+    parts = urlsplit(url)
+    head = f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nX_Hook_Secret: forged\r\nContent-Length: 2"
+    answer = raw(hooks_process, head.encode() + b"\r\nConnection: close\r\n\r\n{}")
+    assert answer.startswith(b"HTTP/1.1 200 ") and b"forged" not in answer
+    assert b"x-flowgate-delivery-id" in answer.lower()  # an ordinary delivery, not a handshake
+
+
 @pytest.mark.parametrize("method", ["GET", "POST", "PUT"])
 @pytest.mark.parametrize("prefix", ["/automation-", "/webhook/automation-"])
 def test_get_post_and_put_get_an_empty_200_once_their_row_is_committed(url, automation, method, prefix):
