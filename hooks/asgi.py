@@ -4,7 +4,6 @@ docs/webhooks.md, "The hooks process: webhooks on an event loop".
 """
 
 import asyncio
-import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
@@ -61,10 +60,8 @@ class HooksApplication:
             return answers.WRONG_METHOD
         declared = answers.declared_length(headers.get("content-length"), headers.get("transfer-encoding"))
         fresh = answers.fresh_lookup(method, declared)
-        if fresh or (automation_id := selectors.remembered_hook_key(key)) is None:
-            automation_id = await self.blocking(
-                functools.partial(selectors.automation_id_for_hook_key, fresh=fresh), key
-            )
+        if (automation_id := None if fresh else selectors.remembered_hook_key(key)) is None:
+            automation_id = await self.blocking(selectors.automation_id_for_hook_key, key, fresh)
         if automation_id is None:
             return answers.MISS
         if not answers.reads_body(method):

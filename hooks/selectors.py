@@ -14,7 +14,7 @@ HOOK_KEY_MEMORY_SECONDS = 10.0
 _remembered = process_cache.named("hooks.webhook_keys", max_size=10_000, seconds=HOOK_KEY_MEMORY_SECONDS)
 
 
-def automation_id_for_hook_key(key: str, *, fresh: bool = False) -> int | None:
+def automation_id_for_hook_key(key: str, fresh: bool = False) -> int | None:
     """The id of the automation whose webhook URL ends in key; a miss costs the one lookup of publickeys.
 
     fresh: ask the database even if this process remembers the key (a miss then forgets it).
