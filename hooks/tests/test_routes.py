@@ -78,6 +78,23 @@ def test_a_webhook_path_on_another_host_goes_to_django_and_answers_as_there(
     assert Delivery.objects.count() == 1
 
 
+def test_a_route_first_met_in_maintenance_is_answered_on_the_loop_once_it_ends(
+    web_client, hooks_client, path, handed_to_django
+):
+    from hooks import maintenance
+    from hooks.models import Maintenance
+
+    Maintenance.objects.create(active=True)
+    during = [client.post(path, data=b"1", content_type="text/plain") for client in (web_client, hooks_client)]
+    assert [answer.status_code for answer in during] == [503, 503]
+    web, hooks = ({name.lower(): value for name, value in answer.items()} for answer in during)
+    assert web == hooks and "x-frame-options" in hooks
+    Maintenance.objects.update(active=False)
+    maintenance.reset()
+    assert hooks_client.post(path, data=b"1", content_type="text/plain").status_code == 200
+    assert handed_to_django == []
+
+
 @pytest.fixture
 def middleware_with():
     """Settings that Django's middleware reads once, when it is built: both processes' Django rebuild theirs."""
