@@ -25,23 +25,25 @@ async def django_headers(scope: dict, headers: dict, django) -> tuple | bool:
     route += tuple(headers.get(name) for name in _host_headers())
     if (learnt := _learnt.get(route)) is None:
         learnt = await _learn(scope, headers, django)
+        if learnt is None:  # Django failed to answer (a database down, say): this request goes to Django, unlearnt
+            return False
         _learnt.set(route, learnt)
     return learnt
 
 
-async def _learn(scope: dict, headers: dict, django) -> tuple | bool:
+async def _learn(scope: dict, headers: dict, django) -> tuple | bool | None:
     """Django answers a probe: the route's host headers and a POST with no body to the key "", which the webhook
-    view alone answers with no Content-Type: 404 (answers.MISS), or 503 in maintenance."""
+    view alone answers with no Content-Type: 404 (answers.MISS), or 503 in maintenance. None: it answered 500."""
+    host_headers = {name: headers[name] for name in _host_headers() if name in headers}
     request = HttpRequest()
-    server_name, server_port = scope.get("server") or ("", "")
-    request.META = {"HTTP_" + name.upper().replace("-", "_"): value for name, value in headers.items()}
-    request.META.update(SERVER_NAME=server_name, SERVER_PORT=str(server_port))
+    request.META = {"HTTP_" + name.upper().replace("-", "_"): value for name, value in host_headers.items()}
+    request.META["SERVER_NAME"], request.META["SERVER_PORT"] = map(str, scope.get("server") or ("", ""))
     try:
         request.get_host()  # a host that is not allowed goes to Django, which refuses and logs it there, once
     except DisallowedHost:
         return False
-    sent = [(name.encode(), headers[name].encode("latin-1")) for name in _host_headers() if name in headers]
     path = scope["path"][: scope["path"].index("automation-")] + "automation-"
+    sent = [(name.encode(), value.encode("latin-1")) for name, value in host_headers.items()]
     probe = {**scope, "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b"", "headers": sent}
     body = [{"type": "http.request", "body": b"", "more_body": False}]
     answer = {}
@@ -54,9 +56,9 @@ async def _learn(scope: dict, headers: dict, django) -> tuple | bool:
             answer.update(message)
 
     await django({**probe, "client": None}, receive, send)
-    names = [name.lower() for name, _ in answer.get("headers", ())]
-    if answer.get("status") not in (404, 503) or b"content-type" in names:
-        return False
+    status, names = answer.get("status", 500), [name.lower() for name, _ in answer.get("headers", ())]
+    if status not in (404, 503) or b"content-type" in names:
+        return None if status >= 500 else False
     return tuple((name.lower(), value) for name, value in answer["headers"] if name.lower() != b"content-length")
 
 

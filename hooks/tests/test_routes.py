@@ -95,6 +95,22 @@ def test_a_route_first_met_in_maintenance_is_answered_on_the_loop_once_it_ends(
     assert handed_to_django == []
 
 
+def test_a_probe_django_fails_to_answer_teaches_nothing(hooks_client, path, handed_to_django, monkeypatch):
+    from django.db import OperationalError
+
+    from hooks import selectors
+
+    def down(key, fresh=False):
+        raise OperationalError("connection refused")
+
+    hooks_client.raise_request_exception = False  # Django's 500 is the answer looked at
+    with monkeypatch.context() as database_down:
+        database_down.setattr(selectors, "automation_id_for_hook_key", down)
+        assert hooks_client.post(path, data=b"1", content_type="text/plain").status_code == 500
+    assert hooks_client.post(path, data=b"1", content_type="text/plain").status_code == 200
+    assert handed_to_django == [path]  # the second went on the loop: the failed probe was not remembered
+
+
 @pytest.fixture
 def middleware_with():
     """Settings that Django's middleware reads once, when it is built: both processes' Django rebuild theirs."""
