@@ -15,6 +15,7 @@ from automations.exceptions import NotOff
 from automations.models import Automation, LookupRow, Run, empty_definition
 from automations.triggers import TriggerRefused
 from publickeys import selectors as key_selectors
+from publickeys.admin_display import HIDDEN, visible, with_key_visibility
 
 
 class AutomationForm(forms.ModelForm):
@@ -73,21 +74,24 @@ class AutomationAdmin(admin.ModelAdmin):
         url = reverse("automation-diagram") + f"?uuid={automation.uuid}"
         return format_html('<a href="{}" title="opens for its owner only">View diagram</a>', url)
 
+    def get_queryset(self, request):
+        return with_key_visibility(super().get_queryset(request), request, "owner")
+
     @admin.display(description="webhook URL")
     def webhook_url(self, automation):
-        return services.hook_url(automation) if automation.pk else "issued when saved"
+        return _url(automation, services.hook_url)
 
     @admin.display(description="web service URL")
     def web_service_url(self, automation):
-        return services.web_service_url(automation) if automation.pk else "issued when saved"
+        return _url(automation, services.web_service_url)
 
     @admin.display(description="hosted form URL")
     def form_url(self, automation):
-        return (services.form_url(automation) or "-") if automation.pk else "issued when saved"
+        return _url(automation, services.form_url)
 
     @admin.display(description="chat widget URL")
     def chat_widget_url(self, automation):
-        return services.chat_widget_url(automation) if automation.pk else "issued when saved"
+        return _url(automation, services.chat_widget_url)
 
     def save_model(self, request, automation, form, change):
         """Through the services: create (with its URLs) or update, then turn on or off as the form says.
@@ -127,7 +131,7 @@ class AutomationAdmin(admin.ModelAdmin):
         for automation in list(queryset):
             transaction.on_commit(functools.partial(services.delete_automation, automation=automation))
 
-    @admin.action(description="Turn on (replays kept deliveries)")
+    @admin.action(permissions=["change"], description="Turn on (replays kept deliveries)")
     def turn_on(self, request, queryset):
         turned = 0
         for automation in queryset:
@@ -139,15 +143,16 @@ class AutomationAdmin(admin.ModelAdmin):
                 turned += 1
         self.message_user(request, f"{turned} automation(s) on.")
 
-    @admin.action(description="Turn off (deliveries are kept)")
+    @admin.action(permissions=["change"], description="Turn off (deliveries are kept)")
     def turn_off(self, request, queryset):
         for automation in queryset:
             services.turn_off(automation=automation)
         self.message_user(request, f"{queryset.count()} automation(s) off.")
 
     @admin.action(
+        permissions=["change"],
         description="Processing > Reset: discard unprocessed deliveries, retries, trigger state "
-        "and This-automation rows"
+        "and This-automation rows",
     )
     def reset_processing(self, request, queryset):
         for automation in queryset:
@@ -158,11 +163,19 @@ class AutomationAdmin(admin.ModelAdmin):
             else:
                 self.message_user(request, f"{automation}: reset.")
 
-    @admin.action(description="Issue new webhook and web service URLs (the old ones stop working)")
+    @admin.action(
+        permissions=["change"], description="Issue new webhook and web service URLs (the old ones stop working)"
+    )
     def issue_new_urls(self, request, queryset):
         for automation in queryset:
             services.issue_new_urls(automation=automation)
         self.message_user(request, f"{queryset.count()} automation(s) have new URLs; the old ones answer 404.")
+
+
+def _url(automation, url_of) -> str:
+    if not automation.pk:
+        return "issued when saved"
+    return (url_of(automation) or "-") if visible(automation) else HIDDEN
 
 
 class SuppressedFilter(admin.SimpleListFilter):
@@ -226,6 +239,9 @@ class RunAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def get_queryset(self, request):
+        return with_key_visibility(super().get_queryset(request), request, "automation__owner")
+
     @admin.display(description="state", ordering="status")
     def state(self, run):
         """The status, and for a waiting run what it waits for and until when."""
@@ -240,10 +256,14 @@ class RunAdmin(admin.ModelAdmin):
             return "-"
         waiting_for = run.waiting_for or {}
         link = key_selectors.link_of_key_id(waiting_for.get("public_key_id"))
+        if link and not visible(run):
+            shown = format_html("<br>{} link: {}", link[0], HIDDEN)
+        else:
+            shown = format_html('<br>{} link: <a href="{}" rel="noreferrer">{}</a>', *link, link[1]) if link else ""
         return format_html(
             "{}{}<pre>{}</pre>",
             _waiting_for(run),
-            format_html('<br>{} link: <a href="{}" rel="noreferrer">{}</a>', *link, link[1]) if link else "",
+            shown,
             json.dumps(waiting_for, indent=2, ensure_ascii=False)[:20_000],
         )
 

@@ -131,12 +131,14 @@ class AppAdmin(admin.ModelAdmin):
         super().delete_queryset(request, queryset)
         feed.schedule_feed_rebuild()
 
-    @admin.action(description="Retire selected apps (they leave the feed after the retirement window)")
+    @admin.action(
+        permissions=["change"], description="Retire selected apps (they leave the feed after the retirement window)"
+    )
     def retire(self, request, queryset):
         count = retirement.retire_apps(queryset)
         self.message_user(request, f"Retired {count} apps.", messages.SUCCESS)
 
-    @admin.action(description="Withdraw retirement of selected apps")
+    @admin.action(permissions=["change"], description="Withdraw retirement of selected apps")
     def unretire(self, request, queryset):
         count = retirement.unretire_apps(queryset)
         self.message_user(request, f"Restored {count} apps.", messages.SUCCESS)

@@ -5,6 +5,7 @@ from django.utils.html import format_html
 
 from interfaces import approvals, domains
 from interfaces.models import ApprovalItem, ApprovalQueue, WhiteLabelDomain
+from publickeys.admin_display import HIDDEN, visible, with_key_visibility
 
 
 @admin.register(WhiteLabelDomain)
@@ -51,7 +52,12 @@ class ApprovalQueueAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
+    def get_queryset(self, request):
+        return with_key_visibility(super().get_queryset(request), request, "automation__owner")
+
     @admin.display(description="approval link")
     def approval_link(self, queue):
+        if not visible(queue):
+            return HIDDEN
         url = approvals.approval_url(queue)
         return format_html('<a href="{}" rel="noreferrer">{}</a>', url, url) if url else "-"

@@ -78,7 +78,7 @@ class ClientAdmin(get_application_admin_class()):
         registration = getattr(obj, "registration", None)
         return (registration.first_token_at or "never") if registration else "-"
 
-    @admin.action(description="Revoke every token of the selected clients")
+    @admin.action(permissions=["change"], description="Revoke every token of the selected clients")
     def disconnect_everyone(self, request, queryset):
         revoked = sum(connections.disconnect(application=application) for application in queryset)
         self.message_user(request, f"Revoked {revoked} tokens.", messages.SUCCESS)
@@ -117,7 +117,7 @@ class UserWithClientsAdmin(UserAdmin):
             ),
         )
 
-    @admin.action(description="Disconnect every AI client (MCP) of the selected users")
+    @admin.action(permissions=["change"], description="Disconnect every AI client (MCP) of the selected users")
     def disconnect_clients(self, request, queryset):
         revoked = sum(connections.disconnect(user=user) for user in queryset)
         self.message_user(request, f"Revoked {revoked} tokens.", messages.SUCCESS)
