@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from automations import definition as definitions
-from automations import services
+from automations import jsonsafe, services
 from automations.exceptions import NotOff
 from automations.models import Automation, LookupRow, Run, empty_definition
 from automations.triggers import TriggerRefused
@@ -308,8 +308,21 @@ def _waiting_for(run) -> str:
     return what
 
 
+class LookupRowForm(forms.ModelForm):
+    class Meta:
+        model = LookupRow
+        fields = "__all__"
+
+    def clean_data(self):
+        data = self.cleaned_data["data"]
+        if problems := jsonsafe.unstorable(data):
+            raise forms.ValidationError([f"{definitions.json_path(path)}: {problem}" for path, problem in problems])
+        return data
+
+
 @admin.register(LookupRow)
 class LookupRowAdmin(admin.ModelAdmin):
+    form = LookupRowForm
     list_display = ("pk", "table", "owner", "automation", "updated_at")
     list_filter = ("table",)
     search_fields = ("table", "owner__username")

@@ -8,7 +8,7 @@ from functools import cache
 
 from jsonschema import Draft202012Validator
 
-from automations import paths, triggers
+from automations import jsonsafe, paths, triggers
 from automations.steps import kinds
 
 STEP_ID = r"^[a-z][a-z0-9_]{0,39}$"
@@ -101,6 +101,8 @@ def _module_errors(module, settings: dict, prefix: tuple) -> list[str]:
 
 def errors(document) -> list[str]:
     """Every error of the document, each with its path such as $.steps[2].url; empty when it is valid."""
+    if problems := [f"{json_path(path)}: {problem}" for path, problem in jsonsafe.unstorable(document)]:
+        return problems
     problems = _schema_errors(Draft202012Validator(schema()), document)
     if problems:
         return problems

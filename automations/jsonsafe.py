@@ -67,6 +67,28 @@ def clean_text(text: str) -> str:
     return _UNSTORABLE.sub(REPLACEMENT, text)
 
 
+def unstorable(value) -> list[tuple[list, str]]:
+    """(path, problem) for each part of a document a person wrote (a definition, table data) that no database
+    stores as it is: refused with its path, not cleaned, since its author is there to fix it."""
+    found, stack = [], [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            found.append((path, f"{'NaN' if item != item else repr(item).replace('inf', 'Infinity')} is not a number"))
+        elif isinstance(item, str) and _UNSTORABLE.search(item):
+            found.append((path, "a NUL character or a lone surrogate cannot be stored"))
+        elif isinstance(item, (dict, list)) and len(path) >= MAX_PARSED_DEPTH:
+            found.append((path, f"nested deeper than {MAX_PARSED_DEPTH} levels"))
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if _UNSTORABLE.search(str(key)):
+                    found.append((path, "a key with a NUL character or a lone surrogate cannot be stored"))
+                stack.append((child, [*path, key]))
+        elif isinstance(item, list):
+            stack.extend((child, [*path, index]) for index, child in enumerate(item))
+    return sorted(found, key=lambda problem: list(map(str, problem[0])))
+
+
 def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 from jsonschema import Draft202012Validator
 
+from automations import jsonsafe
 from catalog.models import SLUG_PATTERN, App, Operation
 
 MAX_LOGO_BYTES = 256 * 1024
@@ -98,6 +99,8 @@ def _path(parts) -> str:
 
 def validate(document) -> None:
     """Raise InvalidCatalog listing every error with its path, such as $.apps[3].triggers[0].name."""
+    if unstorable := jsonsafe.unstorable(document):  # NUL, NaN, too deep: what no database stores as it is
+        raise InvalidCatalog([f"{_path(path)}: {problem}" for path, problem in unstorable])
     errors = [
         f"{_path(error.absolute_path)}: {error.message}"
         for error in sorted(_VALIDATOR.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))

@@ -88,6 +88,8 @@ MIDDLEWARE = [
     "config.length_required.LengthRequiredMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A NUL in an admin page's query parameters gets 400 before a list filter sends it to the database.
+    "config.admin_queries.AdminNulQueryMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Content-Security-Policy of HTML pages; a framed page says so with page_headers.framed_by.

@@ -74,9 +74,7 @@ def test_staff_see_the_urls_of_their_own_automations_only(client, django_user_mo
     assert services.hook_url(theirs) in page and services.web_service_url(theirs) in page
 
 
-def test_an_approval_link_is_shown_to_the_owner_and_superusers_only(
-    client, django_user_model, make_automation, owner
-):
+def test_an_approval_link_is_shown_to_the_owner_and_superusers_only(client, django_user_model, make_automation, owner):
     run = deliver(make_automation(ASK_THEN_RECORD))
     queue = ApprovalQueue.objects.get()
     link = urlsplit(approvals.approval_url(queue)).query
@@ -91,3 +89,12 @@ def test_an_approval_link_is_shown_to_the_owner_and_superusers_only(
     assert link in client.get(f"/admin/automations/run/{run.pk}/change/").content.decode()
     assert link in client.get("/admin/interfaces/approvalqueue/").content.decode()
     assert Automation.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "page", ["/admin/automations/run/?status=%00", "/admin/catalog/app/?category=%00", "/admin/auth/user/?q=a%00"]
+)
+def test_a_nul_in_an_admin_query_is_a_400(client, django_user_model, page):
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw-root-123"))
+    assert client.get(page).status_code == 400
+    assert client.get(page.replace("%00", "x")).status_code in (200, 302)

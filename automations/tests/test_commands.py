@@ -64,3 +64,35 @@ def test_import_needs_a_known_owner_and_a_name(tmp_path, owner):
         run("import_automation", str(source), "--owner", "owner")
     with pytest.raises(CommandError, match="no user"):
         run("import_automation", str(source), "--owner", "nobody", "--name", "x")
+
+
+@pytest.mark.parametrize(
+    "written, said",
+    [
+        ('"x": NaN', "$.steps[0].values.x: NaN is not a number"),
+        ('"x": -Infinity', "$.steps[0].values.x: -Infinity is not a number"),
+        ('"x": "a\\u0000b"', "$.steps[0].values.x: a NUL character"),
+    ],
+)
+def test_import_refuses_what_no_database_stores_with_its_path(tmp_path, owner, written, said):
+    source = tmp_path / "odd.json"
+    source.write_text(
+        '{"name": "Odd", "trigger": {"type": "webhook"}, "steps": [{"id": "s", "kind": "set_values", "values": {'
+        + written
+        + "}}]}"
+    )
+    with pytest.raises(CommandError, match="rejected") as refused:
+        run("import_automation", str(source), "--owner", "owner")
+    assert said in str(refused.value)
+    assert not Automation.objects.exists()
+
+
+def test_import_refuses_a_file_that_is_not_utf8_and_a_name_too_long(tmp_path, owner):
+    source = tmp_path / "latin.json"
+    source.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(CommandError, match="not UTF-8"):
+        run("import_automation", str(source), "--owner", "owner")
+    source.write_text(json.dumps(DOCUMENT))
+    with pytest.raises(CommandError, match="at most 200 characters"):
+        run("import_automation", str(source), "--owner", "owner", "--name", "y" * 300)
+    assert not Automation.objects.exists()

@@ -136,3 +136,16 @@ def test_the_demo_catalog_is_valid_and_shows_every_state(db):
     assert App.objects.filter(tier="D").exists() and App.objects.filter(tier="A").exists()
     assert App.objects.filter(logo__isnull=True).exists()
     assert Operation.objects.count() > 240 * 3
+
+
+def test_the_command_refuses_what_no_database_stores_and_text_that_is_not_utf8(tmp_path, db):
+    nul = {"apps": [{**app_doc("nul"), "name": "x\x00y", "auth_config": {"n": float("nan")}}]}
+    with pytest.raises(CommandError, match="nothing changed") as refused:
+        call_command("import_catalog", write(tmp_path, nul))
+    assert "$.apps[0].name: a NUL character" in str(refused.value)
+    assert "$.apps[0].auth_config.n: NaN is not a number" in str(refused.value)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(CommandError, match="not UTF-8"):
+        call_command("import_catalog", str(latin))
+    assert not App.objects.exists()

@@ -6,7 +6,7 @@ import sys
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from automations import services
+from automations import jsonsafe, services
 from automations.definition import InvalidDefinition
 from automations.models import Automation
 from automations.triggers import TriggerRefused
@@ -29,6 +29,8 @@ class Command(BaseCommand):
         name = name or (document.get("name") if isinstance(document, dict) else None)
         if not name:
             raise CommandError('give the automation a name: --name, or "name" in the document')
+        if not isinstance(name, str) or len(name) > 200 or jsonsafe.unstorable(name):
+            raise CommandError("the name must be text of at most 200 characters, without NUL; nothing changed")
         user = get_user_model().objects.filter(username=owner).first()
         if user is None:
             raise CommandError(f"no user named {owner!r}")
@@ -65,5 +67,7 @@ class Command(BaseCommand):
                 return json.load(handle)
         except OSError as error:
             raise CommandError(f"cannot read {file}: {error.strerror}") from None
-        except json.JSONDecodeError as error:
-            raise CommandError(f"{file}: not JSON: {error}") from None
+        except UnicodeDecodeError:
+            raise CommandError(f"{file}: not UTF-8 text") from None
+        except (json.JSONDecodeError, RecursionError) as error:
+            raise CommandError(f"{file}: not JSON: {error or 'nested too deep'}") from None

@@ -25,8 +25,10 @@ class Command(BaseCommand):
                     document = json.load(handle)
         except OSError as error:
             raise CommandError(f"cannot read {file}: {error.strerror}") from None
-        except json.JSONDecodeError as error:
-            raise CommandError(f"{file}: not JSON: {error}") from None
+        except UnicodeDecodeError:
+            raise CommandError(f"{file}: not UTF-8 text") from None
+        except (json.JSONDecodeError, RecursionError) as error:
+            raise CommandError(f"{file}: not JSON: {error or 'nested too deep'}") from None
         try:
             report = import_catalog(document)
         except InvalidCatalog as error:
