@@ -203,8 +203,9 @@ def abandon(run_id: int, reason: str) -> bool:
 ENDED_WHILE_WAITING = "ended while it waited"
 
 
-def end_waiting(*, automation_id: int, reason: str) -> int:
-    """End the automation's waiting runs (Processing > Reset, deletion): failed, their error saying why.
+def end_waiting(*, reason: str, **which) -> int:
+    """End the waiting runs filtered by which (automation_id= on Processing > Reset and deletion; pk__in= when
+    their approval queue is deleted): failed, their error saying why.
 
     They fail rather than taking a state of their own because, to whoever
     reads Execution History, they did not complete and never will; the
@@ -214,7 +215,7 @@ def end_waiting(*, automation_id: int, reason: str) -> int:
     longer be resumed or answered, so the links that asked for it (a form,
     an approval item) no longer take an answer. Returns how many it ended.
     """
-    return Run.objects.filter(automation_id=automation_id, status=Run.Status.WAITING).update(
+    return Run.objects.filter(**which, status=Run.Status.WAITING).update(
         status=Run.Status.FAILED,
         error=f"{ENDED_WHILE_WAITING}: {reason}",
         finished_at=timezone.now(),

@@ -55,6 +55,12 @@ class ApprovalQueueAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return with_key_visibility(super().get_queryset(request), request, "automation__owner")
 
+    def delete_model(self, request, queue):
+        approvals.delete_queues(ApprovalQueue.objects.filter(pk=queue.pk))
+
+    def delete_queryset(self, request, queryset):
+        approvals.delete_queues(queryset)
+
     @admin.display(description="approval link")
     def approval_link(self, queue):
         if not visible(queue):

@@ -28,6 +28,22 @@ SHOWN_CLOSED = 50  # decided and closed items listed below the pending ones, new
 SHOWN_PENDING = 500
 
 
+QUEUE_DELETED = "its approval queue was deleted"
+
+
+def delete_queues(queues) -> int:
+    """Delete approval queues (admin), their items and links, and end the runs waiting on those items.
+
+    Left waiting, a run would wait for an item nobody can see any more, and
+    its expiry would later take the expiry's path as if a person had let it
+    lapse (or, with no expiry, it would wait for ever).
+    """
+    with transaction.atomic():
+        waiting = Run.objects.filter(approval_items__queue__in=queues).values_list("pk", flat=True)
+        runs.end_waiting(pk__in=list(waiting), reason=QUEUE_DELETED)
+        return queues.delete()[0]
+
+
 class Outcome(enum.Enum):
     DECIDED = "decided"  # this decision was recorded and the run goes on with it
     ALREADY_DECIDED = "already decided"  # someone decided first: their decision stands

@@ -197,3 +197,21 @@ def test_the_queue_reads_a_bounded_number_of_items_however_long_its_history(make
     assert all(
         "LIMIT" in query["sql"] for query in queries.captured_queries if "interfaces_approvalitem" in query["sql"]
     )
+
+
+@pytest.mark.parametrize("how", ["delete page", "delete selected"])
+def test_deleting_a_queue_in_admin_ends_the_runs_waiting_on_its_items(
+    staff_client, waiting_run, queue_path, client, how
+):
+    queue = ApprovalQueue.objects.get()
+    if how == "delete page":
+        staff_client.post(f"/admin/interfaces/approvalqueue/{queue.pk}/delete/", {"post": "yes"})
+    else:
+        staff_client.post(
+            "/admin/interfaces/approvalqueue/",
+            {"action": "delete_selected", "_selected_action": [queue.pk], "post": "yes"},
+        )
+    waiting_run.refresh_from_db()
+    assert not ApprovalQueue.objects.exists()
+    assert waiting_run.status == Run.Status.FAILED and "its approval queue was deleted" in waiting_run.error
+    assert client.get(queue_path).status_code == 404
