@@ -36,7 +36,7 @@ if not SECRET_KEY:
     SECRET_KEY = development_secret(VAR_DIR)
 
 # The three public hosts (DESIGN.md "One project, three hosts").
-BASE_URL = env_url("BASE_URL", "http://localhost:8000")
+BASE_URL = env_url("BASE_URL", "http://127.0.0.1:8000")  # where `make run` serves
 HOOKS_URL = env_url("HOOKS_URL", BASE_URL)
 MCP_URL = env_url("MCP_URL", BASE_URL)
 for _name, _url in (("BASE_URL", BASE_URL), ("HOOKS_URL", HOOKS_URL), ("MCP_URL", MCP_URL)):
