@@ -140,6 +140,7 @@ class AutomationAdmin(admin.ModelAdmin):
             except TriggerRefused as refusal:
                 self.message_user(request, f"{automation}: left off, its trigger refused: {refusal}", messages.ERROR)
             else:
+                self.log_change(request, automation, "Turned on.")
                 turned += 1
         self.message_user(request, f"{turned} automation(s) on.")
 
@@ -147,6 +148,7 @@ class AutomationAdmin(admin.ModelAdmin):
     def turn_off(self, request, queryset):
         for automation in queryset:
             services.turn_off(automation=automation)
+            self.log_change(request, automation, "Turned off.")
         self.message_user(request, f"{queryset.count()} automation(s) off.")
 
     @admin.action(
@@ -161,6 +163,7 @@ class AutomationAdmin(admin.ModelAdmin):
             except NotOff as error:
                 self.message_user(request, f"{automation}: {error}.", messages.ERROR)
             else:
+                self.log_change(request, automation, "Processing > Reset.")
                 self.message_user(request, f"{automation}: reset.")
 
     @admin.action(
@@ -169,6 +172,7 @@ class AutomationAdmin(admin.ModelAdmin):
     def issue_new_urls(self, request, queryset):
         for automation in queryset:
             services.issue_new_urls(automation=automation)
+            self.log_change(request, automation, "Issued new URLs; the old ones stopped working.")
         self.message_user(request, f"{queryset.count()} automation(s) have new URLs; the old ones answer 404.")
 
 

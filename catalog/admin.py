@@ -136,9 +136,13 @@ class AppAdmin(admin.ModelAdmin):
     )
     def retire(self, request, queryset):
         count = retirement.retire_apps(queryset)
+        for app in queryset:
+            self.log_change(request, app, "Retired.")
         self.message_user(request, f"Retired {count} apps.", messages.SUCCESS)
 
     @admin.action(permissions=["change"], description="Withdraw retirement of selected apps")
     def unretire(self, request, queryset):
         count = retirement.unretire_apps(queryset)
+        for app in queryset:
+            self.log_change(request, app, "Retirement withdrawn.")
         self.message_user(request, f"Restored {count} apps.", messages.SUCCESS)

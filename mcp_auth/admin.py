@@ -80,7 +80,10 @@ class ClientAdmin(get_application_admin_class()):
 
     @admin.action(permissions=["change"], description="Revoke every token of the selected clients")
     def disconnect_everyone(self, request, queryset):
-        revoked = sum(connections.disconnect(application=application) for application in queryset)
+        revoked = 0
+        for application in queryset:
+            revoked += connections.disconnect(application=application)
+            self.log_change(request, application, "Revoked every token.")
         self.message_user(request, f"Revoked {revoked} tokens.", messages.SUCCESS)
 
 
@@ -119,7 +122,10 @@ class UserWithClientsAdmin(UserAdmin):
 
     @admin.action(permissions=["change"], description="Disconnect every AI client (MCP) of the selected users")
     def disconnect_clients(self, request, queryset):
-        revoked = sum(connections.disconnect(user=user) for user in queryset)
+        revoked = 0
+        for user in queryset:
+            revoked += connections.disconnect(user=user)
+            self.log_change(request, user, "Disconnected every AI client (MCP).")
         self.message_user(request, f"Revoked {revoked} tokens.", messages.SUCCESS)
 
 

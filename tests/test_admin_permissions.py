@@ -98,3 +98,19 @@ def test_a_nul_in_an_admin_query_is_a_400(client, django_user_model, page):
     client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw-root-123"))
     assert client.get(page).status_code == 400
     assert client.get(page.replace("%00", "x")).status_code in (200, 302)
+
+
+def test_actions_that_change_something_leave_a_history_entry(client, django_user_model, make_automation):
+    from django.contrib.admin.models import LogEntry
+
+    automation = make_automation(RECORD)
+    client.force_login(staff(django_user_model, "editor", "view_automation", "change_automation"))
+    act(client, "/admin/automations/automation/", "turn_off", automation.pk)
+    act(client, "/admin/automations/automation/", "issue_new_urls", automation.pk)
+    entries = LogEntry.objects.filter(object_id=str(automation.pk)).order_by("pk")
+    assert [(entry.user.username, entry.get_change_message()) for entry in entries] == [
+        ("editor", "Turned off."),
+        ("editor", "Issued new URLs; the old ones stopped working."),
+    ]
+    history = client.get(f"/admin/automations/automation/{automation.pk}/history/").content.decode()
+    assert "Turned off." in history
