@@ -240,3 +240,9 @@ def test_each_test_process_gets_the_next_redis_database(url, worker, own):
     from config.test_settings import _own_redis_database
 
     assert _own_redis_database(url, worker) == own
+
+
+def test_a_command_without_a_secret_key_says_what_to_set_in_one_line(tmp_path):
+    result = deploy_check({}, tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("manage.py: SECRET_KEY is not set") and "Traceback" not in result.stderr

@@ -96,3 +96,10 @@ def test_import_refuses_a_file_that_is_not_utf8_and_a_name_too_long(tmp_path, ow
     with pytest.raises(CommandError, match="at most 200 characters"):
         run("import_automation", str(source), "--owner", "owner", "--name", "y" * 300)
     assert not Automation.objects.exists()
+
+
+def test_export_to_a_path_it_cannot_write_says_so(tmp_path, make_automation):
+    automation = make_automation(RECORD)
+    for unwritable in (tmp_path / "missing" / "x.json", tmp_path):
+        with pytest.raises(CommandError, match="cannot write"):
+            run("export_automation", str(automation.pk), "--output", str(unwritable))

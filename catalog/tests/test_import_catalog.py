@@ -149,3 +149,12 @@ def test_the_command_refuses_what_no_database_stores_and_text_that_is_not_utf8(t
     with pytest.raises(CommandError, match="not UTF-8"):
         call_command("import_catalog", str(latin))
     assert not App.objects.exists()
+
+
+def test_load_demo_refuses_negative_counts_and_a_path_it_cannot_write(tmp_path, db):
+    for option in (["--apps", "-1"], ["--operations", "-5"], ["--apps", "0"]):
+        with pytest.raises(CommandError, match="must be"):
+            call_command("load_demo", *option)
+    with pytest.raises(CommandError, match="cannot write"):
+        call_command("load_demo", "--apps", "2", "--write", str(tmp_path / "missing" / "x.json"))
+    assert not App.objects.exists()

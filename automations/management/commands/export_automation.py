@@ -20,7 +20,10 @@ class Command(BaseCommand):
             raise CommandError(f"no automation {id}")
         text = json.dumps({"name": automation.name, **automation.definition}, indent=2, ensure_ascii=False) + "\n"
         if output:
-            with open(output, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            try:
+                with open(output, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            except OSError as error:
+                raise CommandError(f"cannot write {output}: {error.strerror}") from None
         else:
             self.stdout.write(text, ending="")

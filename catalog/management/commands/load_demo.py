@@ -1,8 +1,9 @@
 """manage.py load_demo: import the generated demo catalog and build the feed and bulk artifact."""
 
+import argparse
 import json
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from catalog.bulk import build_bulk
 from catalog.demo import demo_document
@@ -10,19 +11,32 @@ from catalog.feed import build_feed
 from catalog.importer import import_catalog
 
 
+def at_least(minimum: int):
+    def number(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more")
+        return value
+
+    return number
+
+
 class Command(BaseCommand):
     help = "Load a generated demo catalog (idempotent), then build the feed and the bulk artifact."
 
     def add_arguments(self, parser):
-        parser.add_argument("--apps", type=int, default=240, help="number of apps (default 240)")
-        parser.add_argument("--operations", type=int, default=None, help="operations per app (default 4 to 12)")
+        parser.add_argument("--apps", type=at_least(1), default=240, help="number of apps (default 240)")
+        parser.add_argument("--operations", type=at_least(0), default=None, help="operations per app (default 4 to 12)")
         parser.add_argument("--write", metavar="FILE", help="only write the document to FILE, import nothing")
 
     def handle(self, *args, apps, operations, write, **options):
         document = demo_document(apps=apps, operations=operations)
         if write:
-            with open(write, "w", encoding="utf-8") as handle:
-                json.dump(document, handle, indent=1)
+            try:
+                with open(write, "w", encoding="utf-8") as handle:
+                    json.dump(document, handle, indent=1)
+            except OSError as error:
+                raise CommandError(f"cannot write {write}: {error.strerror}") from None
             self.stdout.write(f"wrote {apps} demo apps to {write}")
             return
         report = import_catalog(document)
