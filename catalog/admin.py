@@ -1,13 +1,14 @@
 """Django admin for the catalog: staff edit apps and operations; every change schedules a feed rebuild."""
 
 import base64
+import re
 
 from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
 from catalog import feed, retirement
-from catalog.importer import LOGO_TYPES, MAX_LOGO_BYTES
+from catalog.importer import LOGO_TYPES, MAX_LOGO_BYTES, OPERATION_SCHEMA
 from catalog.models import App, Operation
 
 
@@ -24,8 +25,28 @@ def _differs_from_stored(app: App) -> bool:
     return False
 
 
+class OperationForm(forms.ModelForm):
+    """The importer's rules for an operation's key and method (catalog/importer.py), so admin stores no other."""
+
+    http_method = forms.ChoiceField(
+        choices=[(method, method or "-") for method in OPERATION_SCHEMA["properties"]["http_method"]["enum"]],
+        required=False,
+    )
+
+    class Meta:
+        model = Operation
+        fields = "__all__"
+
+    def clean_key(self):
+        key = self.cleaned_data["key"]
+        if not re.fullmatch(OPERATION_SCHEMA["properties"]["key"]["pattern"], key):
+            raise forms.ValidationError("lowercase letters, digits and _ . : - only")
+        return key
+
+
 class OperationInline(admin.TabularInline):
     model = Operation
+    form = OperationForm
     extra = 0
     fields = ("kind", "key", "name", "description", "position", "listed", "delivery_mode", "http_method", "endpoint")
 

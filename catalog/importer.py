@@ -15,7 +15,7 @@ from catalog.models import SLUG_PATTERN, App, Operation
 MAX_LOGO_BYTES = 256 * 1024
 LOGO_TYPES = ("image/png", "image/svg+xml", "image/jpeg", "image/webp", "image/gif")
 
-_OPERATION_SCHEMA = {
+OPERATION_SCHEMA = {
     "type": "object",
     "required": ["key", "name"],
     "additionalProperties": False,
@@ -58,8 +58,8 @@ SCHEMA = {
                         "additionalProperties": False,
                         "properties": {"content_type": {"enum": list(LOGO_TYPES)}, "base64": {"type": "string"}},
                     },
-                    "triggers": {"type": "array", "items": _OPERATION_SCHEMA},
-                    "actions": {"type": "array", "items": _OPERATION_SCHEMA},
+                    "triggers": {"type": "array", "items": OPERATION_SCHEMA},
+                    "actions": {"type": "array", "items": OPERATION_SCHEMA},
                 },
             },
         }

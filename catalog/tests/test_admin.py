@@ -3,6 +3,7 @@
 import base64
 import json
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from catalog.models import App, FeedDocument
@@ -135,3 +136,17 @@ def test_signed_out_visitors_are_sent_to_the_admin_login(client, three_apps):
     response = client.get("/admin/catalog/app/")
     assert response.status_code == 302
     assert "/admin/login/" in response["Location"]
+
+
+@pytest.mark.parametrize("field, value", [("key", "k<script>"), ("key", "Upper"), ("http_method", "FOO")])
+def test_an_operation_breaking_the_importers_rules_is_refused(staff_client, three_apps, field, value):
+    app = App.objects.get(slug="gamma")
+    added = {"kind": "action", "key": "send", "name": "Send", "position": 0, "delivery_mode": "", "http_method": "POST"}
+    data = _form_data(app, **{f"operations-0-{name}": value for name, value in {**added, field: value}.items()})
+    data.update({"operations-TOTAL_FORMS": 1, "operations-INITIAL_FORMS": 0, "operations-0-app": app.pk})
+    response = staff_client.post(f"/admin/catalog/app/{app.pk}/change/", data)
+    assert response.status_code == 200
+    assert not app.operations.exists()
+    data[f"operations-0-{field}"] = added[field]
+    assert staff_client.post(f"/admin/catalog/app/{app.pk}/change/", data).status_code == 302
+    assert app.operations.get().key == "send"
