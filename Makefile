@@ -69,10 +69,10 @@ run: export DEBUG ?= 1
 run: export BASE_URL ?= http://$(WEB_BIND)
 # Webhook and web service URLs are served by the hooks process (config/asgi.py), as in production.
 run: export HOOKS_URL ?= http://$(HOOKS_BIND)
-run: install ## migrate, load the demo catalog (the demo automation the first time), start every process; Ctrl-C stops
+run: install ## migrate, load the demo catalog and automations (the first time), start every process; Ctrl-C stops
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo --first-time
 	@$(BIN)/python -m config.first_admin
 	@$(BIN)/python -m config.demo_automation
 	@echo

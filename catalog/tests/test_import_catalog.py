@@ -158,3 +158,12 @@ def test_load_demo_refuses_negative_counts_and_a_path_it_cannot_write(tmp_path, 
     with pytest.raises(CommandError, match="cannot write"):
         call_command("load_demo", "--apps", "2", "--write", str(tmp_path / "missing" / "x.json"))
     assert not App.objects.exists()
+
+
+def test_load_demo_first_time_leaves_a_catalog_staff_edited(db):
+    call_command("load_demo", "--apps", "3", "--first-time")
+    App.objects.filter(slug=App.objects.first().slug).update(name="Renamed in admin")
+    call_command("load_demo", "--apps", "3", "--first-time")
+    assert App.objects.filter(name="Renamed in admin").exists()
+    call_command("load_demo", "--apps", "3")
+    assert not App.objects.filter(name="Renamed in admin").exists()

@@ -9,6 +9,7 @@ from catalog.bulk import build_bulk
 from catalog.demo import demo_document
 from catalog.feed import build_feed
 from catalog.importer import import_catalog
+from catalog.models import App
 
 
 def at_least(minimum: int):
@@ -28,8 +29,13 @@ class Command(BaseCommand):
         parser.add_argument("--apps", type=at_least(1), default=240, help="number of apps (default 240)")
         parser.add_argument("--operations", type=at_least(0), default=None, help="operations per app (default 4 to 12)")
         parser.add_argument("--write", metavar="FILE", help="only write the document to FILE, import nothing")
+        parser.add_argument(
+            "--first-time",
+            action="store_true",
+            help="import only into an empty catalog, so that staff's edits in admin stay (make run)",
+        )
 
-    def handle(self, *args, apps, operations, write, **options):
+    def handle(self, *args, apps, operations, write, first_time, **options):
         document = demo_document(apps=apps, operations=operations)
         if write:
             try:
@@ -39,7 +45,10 @@ class Command(BaseCommand):
                 raise CommandError(f"cannot write {write}: {error.strerror}") from None
             self.stdout.write(f"wrote {apps} demo apps to {write}")
             return
-        report = import_catalog(document)
-        counts = f"{len(report.created)} created, {len(report.updated)} updated, {len(report.unchanged)} unchanged"
-        self.stdout.write(f"demo catalog: {counts}")
+        if first_time and App.objects.exists():
+            self.stdout.write("demo catalog: loaded before, left as admin left it")
+        else:
+            report = import_catalog(document)
+            counts = f"{len(report.created)} created, {len(report.updated)} updated, {len(report.unchanged)} unchanged"
+            self.stdout.write(f"demo catalog: {counts}")
         self.stdout.write(f"feed: {build_feed().count} apps; bulk: {build_bulk().count} apps")
