@@ -9,7 +9,11 @@ arrived was still stored and run, and a sender that retried sent it twice.
 Here the answer goes out, announced with `Connection: close`, and the
 connection closes after it; a body cut short by the half-close is the
 application's http.disconnect (400 for a webhook). A half-close between
-requests closes the connection, as before.
+requests closes the connection, as before. Closing a connection always
+closes its socket: gunicorn's own close skipped it when the client had
+already reset the connection (it closed without reading its answer), and
+every such connection kept a socket and its place in the worker's count for
+good, until the process ran out of file descriptors.
 
 An answer given before the request's body has all arrived (a 413 by its
 declared length, a 408) says `Connection: close`: gunicorn closes such a
@@ -50,6 +54,18 @@ class Protocol(protocol.ASGIProtocol):
         receiver = self._body_receiver
         unframed = receiver is not None and not receiver._complete  # gunicorn will close: say so in the answer
         return self._peer_finished or unframed or super()._will_close(request, response_requires_close)
+
+    def _close_transport(self):
+        # gunicorn's own skips close() when write_eof() raises, as it does once the peer has reset the connection
+        # (a client that closed without reading its answer): every such connection kept its socket open for good.
+        if self.transport and not self._closed:
+            try:
+                if self.transport.can_write_eof():
+                    self.transport.write_eof()
+            except OSError:
+                pass
+            self.transport.close()
+            self._closed = True
 
     def _build_http_scope(self, request, sockname, peername):
         return origin_form(super()._build_http_scope(request, sockname, peername))
