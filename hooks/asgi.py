@@ -4,6 +4,7 @@ docs/webhooks.md, "The hooks process: webhooks on an event loop".
 """
 
 import asyncio
+import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
@@ -16,6 +17,7 @@ from hooks.incoming import Incoming
 
 logger = logging.getLogger("django.request")
 PREFIXES = ("/automation-", "/webhook/automation-")
+_UNLIMITED = contextlib.nullcontext()
 
 
 class HooksApplication:
@@ -25,6 +27,8 @@ class HooksApplication:
         self.fallback = fallback
         # For the lookups memory cannot answer; each thread keeps its own database connection.
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="hook-lookup")
+        # Large or chunked bodies held at once, read to stored, as a web process's threads hold at most theirs.
+        self.large_bodies = asyncio.Semaphore(threads)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
@@ -66,22 +70,23 @@ class HooksApplication:
             return answers.MISS
         if not answers.reads_body(method):
             return answers.without_body(method, headers.get("access-control-request-headers"))
-        try:
-            body = await bodies.read_messages(receive, declared, settings.HOOK_MAX_BODY_BYTES)
-        except BodyError as refused:  # nothing is stored; a client that left never reads the answer
-            return answers.Reply(refused.status_code)
-        if handshake := answers.handshake(headers.get("x-hook-secret"), body):
-            return handshake
-        query_string = scope.get("query_string", b"").decode("latin-1")
-        row = services.new_delivery(
-            automation_id=automation_id,
-            incoming=Incoming(method, path, query_string, headers.get("content-type", ""), body),
-        )
-        try:
-            await intake.writer.store(row)
-        except intake.AutomationGone:
-            selectors.forget_hook_key(key)
-            return answers.MISS
+        async with self.large_bodies if fresh else _UNLIMITED:  # a large body is held from its read to its row
+            try:
+                body = await bodies.read_messages(receive, declared, settings.HOOK_MAX_BODY_BYTES)
+            except BodyError as refused:  # nothing is stored; a client that left never reads the answer
+                return answers.Reply(refused.status_code)
+            if handshake := answers.handshake(headers.get("x-hook-secret"), body):
+                return handshake
+            query_string = scope.get("query_string", b"").decode("latin-1")
+            row = services.new_delivery(
+                automation_id=automation_id,
+                incoming=Incoming(method, path, query_string, headers.get("content-type", ""), body),
+            )
+            try:
+                await intake.writer.store(row)
+            except intake.AutomationGone:
+                selectors.forget_hook_key(key)
+                return answers.MISS
         return answers.accepted(row.public_id)
 
     async def blocking(self, function, *args):

@@ -281,3 +281,47 @@ def test_a_webhook_body_late_on_the_loop_gets_408_and_the_pool_a_late_receive(mo
     asyncio.run(serve(scope("/webservice-k", headers=[(b"host", b"testserver"), (b"content-length", b"10")])))
     assert start["status"] == 408
     assert len(raised) == 1
+
+
+def test_large_bodies_are_held_at_most_threads_at_a_time_from_their_read_to_their_row(monkeypatch):
+    from hooks import asgi, maintenance, routes, selectors
+
+    monkeypatch.setattr(routes, "_learn", learnt_with_no_header)
+    monkeypatch.setattr(maintenance, "known", lambda: False)
+    monkeypatch.setattr(selectors, "automation_id_for_hook_key", lambda key, fresh=False: 1)
+    monkeypatch.setattr(asgi, "close_old_connections", lambda: None)
+    large = scope(headers=[(b"host", b"testserver"), (b"content-length", b"70000")])
+    read, stored = [], []
+
+    async def two_large_bodies():
+        committed = asyncio.Event()
+
+        async def store(row):
+            stored.append(row)
+            await committed.wait()
+
+        monkeypatch.setattr(intake.writer, "store", store)
+        application = asgi.HooksApplication(fallback=None, threads=1)
+
+        def receiving(name):
+            async def receive():
+                read.append(name)
+                return {"type": "http.request", "body": b"x" * 70_000, "more_body": False}
+
+            return receive
+
+        async def send(message):
+            pass
+
+        requests = [asyncio.create_task(application(large, receiving(name), send)) for name in ("first", "second")]
+        for _ in range(500):  # until a row waits to be committed
+            if stored:
+                break
+            await asyncio.sleep(0.01)
+        held = list(read)
+        committed.set()
+        await asyncio.gather(*requests)
+        return held
+
+    assert asyncio.run(two_large_bodies()) == ["first"]  # the second body was not read while the first was held
+    assert read == ["first", "second"] and len(stored) == 2
