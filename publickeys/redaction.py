@@ -27,8 +27,10 @@ class _Shapes:
         self.paths = re.compile(
             "|".join(
                 [
-                    spell("/automation-"),  # also /webhook/automation-
-                    spell("/webservice-"),
+                    # Any character before: also /webhook/automation-, and near misses (\\automation-, %5C) that
+                    # still carry a real key.
+                    spell("automation-"),
+                    spell("webservice-"),
                     slash + spell("form") + slash + f"(?:(?:{spell('s')}|{spell('run')}){slash})?",
                     # /webchat/embed.js is the script itself; its key is in the query.
                     slash + spell("webchat") + slash + rf"(?!{embed}(?:[\s{re.escape(SEPARATORS)}]|$))",

@@ -116,12 +116,21 @@ def test_it_catches_percent_encoded_spellings_of_the_other_shapes(raw, redacted)
         f"/webservice/{KEY}",
         f"/%2561utomation-{KEY}",  # encoded twice: Django sees %61utomation-
         f"/automation{KEY}",
-        f"automation-{KEY}",
     ],
 )
 def test_it_leaves_hooks_lookalikes_that_reach_no_key_route(lookalike):
     assert hooks_key(lookalike) is None
     assert redact(lookalike) == lookalike
+
+
+@pytest.mark.parametrize(
+    "near_miss",
+    [f"automation-{KEY}", f"/webhook\\automation-{KEY}", f"/webhook%5Cautomation-{KEY}", f"POST webservice-{KEY}"],
+)
+def test_a_near_miss_that_reaches_no_route_still_has_its_key_redacted(near_miss):
+    """A sender's typo (a backslash, no slash) answers 404, but the key it carries is real: not in a log."""
+    assert hooks_key(near_miss) is None
+    assert KEY not in redact(near_miss) and "{key}" in redact(near_miss)
 
 
 @pytest.mark.parametrize(
