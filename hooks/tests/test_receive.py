@@ -289,3 +289,12 @@ def test_a_remembered_key_still_takes_a_large_body(client, automation):
     large = b"x" * (answers.FRESH_LOOKUP_ABOVE_BYTES + 1)
     assert client.post(path, data=large, content_type="text/plain").status_code == 200
     assert Delivery.objects.filter(body=large).exists()
+
+
+@pytest.mark.parametrize(
+    "body", [b'{"\\u0063hallenge": "abc123"}', b" " * 2000 + b'{"challenge": "abc123"}', b'{"challenge":"abc123"}\n']
+)
+def test_a_challenge_however_spelled_in_json_is_echoed(through, automation, body):
+    response = through.post(hook_path(automation), data=body, content_type="application/json")
+    assert response.status_code == 200 and json.loads(response.content) == {"challenge": "abc123"}
+    assert not Delivery.objects.exists()
