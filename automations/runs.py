@@ -204,8 +204,8 @@ ENDED_WHILE_WAITING = "ended while it waited"
 
 
 def end_waiting(*, reason: str, **which) -> int:
-    """End the waiting runs filtered by which (automation_id= on Processing > Reset and deletion; pk__in= when
-    their approval queue is deleted): failed, their error saying why.
+    """End the waiting runs filtered by which (automation_id= on Processing > Reset and deletion; the items they
+    wait for when their approval queue is deleted): failed, their error saying why.
 
     They fail rather than taking a state of their own because, to whoever
     reads Execution History, they did not complete and never will; the

@@ -39,8 +39,8 @@ def delete_queues(queues) -> int:
     lapse (or, with no expiry, it would wait for ever).
     """
     with transaction.atomic():
-        waiting = Run.objects.filter(approval_items__queue__in=queues).values_list("pk", flat=True)
-        runs.end_waiting(pk__in=list(waiting), reason=QUEUE_DELETED)
+        items = list(ApprovalItem.objects.filter(queue__in=queues).values_list("pk", flat=True))
+        runs.end_waiting(waiting_for__item_id__in=items, reason=QUEUE_DELETED)  # not a run gone on to wait elsewhere
         return queues.delete()[0]
 
 

@@ -215,3 +215,11 @@ def test_deleting_a_queue_in_admin_ends_the_runs_waiting_on_its_items(
     assert not ApprovalQueue.objects.exists()
     assert waiting_run.status == Run.Status.FAILED and "its approval queue was deleted" in waiting_run.error
     assert client.get(queue_path).status_code == 404
+
+
+def test_deleting_a_queue_leaves_a_run_that_went_on_to_wait_for_something_else(staff_client, waiting_run):
+    queue = ApprovalQueue.objects.get()
+    Run.objects.filter(pk=waiting_run.pk).update(waiting_for={"step": "later", "kind": "delay"})  # its item is past
+    staff_client.post(f"/admin/interfaces/approvalqueue/{queue.pk}/delete/", {"post": "yes"})
+    waiting_run.refresh_from_db()
+    assert not ApprovalQueue.objects.exists() and waiting_run.status == Run.Status.WAITING
