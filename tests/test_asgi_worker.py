@@ -57,7 +57,7 @@ async def app(scope, receive, send):
 
 
 @contextmanager
-def serving(tmp_path, app_source: str):
+def serving(tmp_path, app_source: str, timeout: int = 30):
     """gunicorn with this worker, one process, serving app_source's app; yields (port, the worker's pid)."""
     (tmp_path / "served_app.py").write_text(app_source)
     with socket.socket() as probe:
@@ -66,7 +66,7 @@ def serving(tmp_path, app_source: str):
     root = Path(__file__).resolve().parent.parent
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "served_app:app", "-k", "config.asgi_worker.Worker"]
-        + ["--bind", f"127.0.0.1:{port}", "--timeout", "1", "--workers", "1"],
+        + ["--bind", f"127.0.0.1:{port}", "--timeout", str(timeout), "--workers", "1"],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"},
         stdout=subprocess.DEVNULL,
@@ -74,16 +74,20 @@ def serving(tmp_path, app_source: str):
         start_new_session=True,
     )
     try:
-        wait_until(lambda: _answers(port), 30, 0.1, "the server listening")
-        children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
-        yield port, int(children[0])
+        children = Path(f"/proc/{server.pid}/task/{server.pid}/children")
+        # The master listens before its worker is up: wait for both.
+        wait_until(lambda: _answers(port) and children.read_text().split(), 30, 0.1, "the server and its worker")
+        yield port, int(children.read_text().split()[0])
     finally:
         os.killpg(server.pid, signal.SIGKILL)  # master and worker: a graceful stop would wait on a hung request
         server.wait(30)
 
 
 def test_a_half_closed_connection_whose_answer_never_comes_is_closed_after_the_timeout(tmp_path):
-    with serving(tmp_path, SILENT_APP) as (port, _), socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+    with (
+        serving(tmp_path, SILENT_APP, timeout=1) as (port, _),
+        socket.create_connection(("127.0.0.1", port), timeout=60) as sock,
+    ):
         sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         sock.shutdown(socket.SHUT_WR)
         assert sock.recv(100) == b""  # closed by the server; left open, recv would time out
