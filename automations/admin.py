@@ -5,13 +5,14 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from automations import definition as definitions
-from automations import jsonsafe, services
+from automations import json_fields, services
 from automations.exceptions import NotOff
+from automations.json_fields import StoredJSONField
 from automations.models import Automation, LookupRow, Run, empty_definition
 from automations.triggers import TriggerRefused
 from publickeys import selectors as key_selectors
@@ -19,7 +20,7 @@ from publickeys.admin_display import HIDDEN, visible, with_key_visibility
 
 
 class AutomationForm(forms.ModelForm):
-    definition = forms.JSONField(
+    definition = StoredJSONField(
         initial=empty_definition,
         # A class, not a style attribute: admin's pages are under the strict Content-Security-Policy, which refuses
         # inline styles (config/page_headers.py); its rule is in static/flowgate-admin.css (every admin page).
@@ -312,21 +313,9 @@ def _waiting_for(run) -> str:
     return what
 
 
-class LookupRowForm(forms.ModelForm):
-    class Meta:
-        model = LookupRow
-        fields = "__all__"
-
-    def clean_data(self):
-        data = self.cleaned_data["data"]
-        if problems := jsonsafe.unstorable(data):
-            raise forms.ValidationError([f"{definitions.json_path(path)}: {problem}" for path, problem in problems])
-        return data
-
-
 @admin.register(LookupRow)
 class LookupRowAdmin(admin.ModelAdmin):
-    form = LookupRowForm
+    formfield_overrides = {models.JSONField: json_fields.OVERRIDES}
     list_display = ("pk", "table", "owner", "automation", "updated_at")
     list_filter = ("table",)
     search_fields = ("table", "owner__username")

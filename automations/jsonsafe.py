@@ -74,7 +74,8 @@ def unstorable(value) -> list[tuple[list, str]]:
     while stack:
         item, path = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
-            found.append((path, f"{'NaN' if item != item else repr(item).replace('inf', 'Infinity')} is not a number"))
+            spelled = "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+            found.append((path, f"{spelled} is not a number"))
         elif isinstance(item, str) and _UNSTORABLE.search(item):
             found.append((path, "a NUL character or a lone surrogate cannot be stored"))
         elif isinstance(item, (dict, list)) and len(path) >= MAX_PARSED_DEPTH:

@@ -5,8 +5,10 @@ import re
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import models
 from django.utils.html import format_html
 
+from automations import json_fields
 from catalog import feed, retirement
 from catalog.importer import LOGO_TYPES, MAX_LOGO_BYTES, OPERATION_SCHEMA
 from catalog.models import App, Operation
@@ -47,6 +49,7 @@ class OperationForm(forms.ModelForm):
 class OperationInline(admin.TabularInline):
     model = Operation
     form = OperationForm
+    formfield_overrides = {models.JSONField: json_fields.OVERRIDES}
     extra = 0
     fields = ("kind", "key", "name", "description", "position", "listed", "delivery_mode", "http_method", "endpoint")
 
@@ -101,6 +104,7 @@ class RetiredFilter(admin.SimpleListFilter):
 @admin.register(App)
 class AppAdmin(admin.ModelAdmin):
     form = AppForm
+    formfield_overrides = {models.JSONField: json_fields.OVERRIDES}
     inlines = [OperationInline]
     list_display = (
         "name",

@@ -150,3 +150,12 @@ def test_an_operation_breaking_the_importers_rules_is_refused(staff_client, thre
     data[f"operations-0-{field}"] = added[field]
     assert staff_client.post(f"/admin/catalog/app/{app.pk}/change/", data).status_code == 302
     assert app.operations.get().key == "send"
+
+
+@pytest.mark.parametrize(
+    "odd", ['{"k": NaN}', '{"k": "x\\u0000y"}', "[" * 100_000 + "]" * 100_000], ids=["nan", "nul", "100000 deep"]
+)
+def test_app_settings_no_database_stores_are_refused(staff_client, three_apps, odd):
+    app = App.objects.get(slug="gamma")
+    response = staff_client.post(f"/admin/catalog/app/{app.pk}/change/", _form_data(app, auth_config=odd))
+    assert response.status_code == 200 and response.context["adminform"].form.errors["auth_config"]

@@ -29,8 +29,9 @@ class Command(BaseCommand):
         name = name or (document.get("name") if isinstance(document, dict) else None)
         if not name:
             raise CommandError('give the automation a name: --name, or "name" in the document')
-        if not isinstance(name, str) or len(name) > 200 or jsonsafe.unstorable(name):
-            raise CommandError("the name must be text of at most 200 characters, without NUL; nothing changed")
+        longest = Automation._meta.get_field("name").max_length
+        if not isinstance(name, str) or len(name) > longest or jsonsafe.unstorable(name):
+            raise CommandError(f"the name must be text of at most {longest} characters, without NUL; nothing changed")
         user = get_user_model().objects.filter(username=owner).first()
         if user is None:
             raise CommandError(f"no user named {owner!r}")
