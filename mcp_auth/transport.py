@@ -59,9 +59,11 @@ def _modern_status(code: int) -> int:
 
 
 def parse(body: bytes):
-    """The JSON value of the body, or None: strict UTF-8, no NaN or Infinity, nested at most 200 levels."""
+    """The JSON value of the body, or None: strict UTF-8, no NaN or Infinity, nested at most 200 levels. NUL and
+    lone surrogates become U+FFFD everywhere in it, so that no answer echoes one (an id, a method's name) that a
+    strict client's parser refuses (RFC 8259 8.2)."""
     try:
-        return jsonsafe.loads(body.decode("utf-8"))
+        return jsonsafe.clean(jsonsafe.loads(body.decode("utf-8")))
     except ValueError:  # UnicodeDecodeError is one
         return None
 

@@ -14,6 +14,7 @@ from oauth2_provider.models import AccessToken, Grant, RefreshToken
 from mcp_auth.models import RegisteredClient, SpentCode
 from mcp_auth.tests.conftest import code_for, exchange, refresh, register, start_flow
 from mcp_auth.validator import McpValidator
+from tests.e2e.stack import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -126,6 +127,72 @@ def test_two_exchanges_of_one_code_that_both_pass_the_check_leave_no_live_token(
 
     assert sorted(answer.status_code for answer in answers) == [200, 400]
     assert not AccessToken.objects.exists()
+    assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
+
+
+def race(*calls) -> list:
+    """Each call on a thread (so a connection) of its own, started together; their answers."""
+    answers = []
+
+    def run(call):
+        try:
+            answers.append(call())
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return answers
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="races between connections need PostgreSQL")
+def test_a_code_whose_grant_a_racing_exchange_deleted_after_the_check_is_invalid_grant_not_a_500(approver, monkeypatch):
+    agent, signed_in = register(Client()), Client()
+    signed_in.force_login(approver)
+    flow = start_flow(agent)
+    code = code_for(signed_in, flow)
+    both_checked, arrivals, validate = threading.Barrier(2, timeout=10), [], McpValidator.validate_code
+
+    def check_then_let_the_first_finish(self, client_id, code, client, request, *args, **kwargs):
+        valid = validate(self, client_id, code, client, request, *args, **kwargs)
+        arrivals.append(both_checked.wait())
+        if len(arrivals) == 2:  # the second here reads the PKCE challenge once the first has spent the code
+            wait_until(lambda: not Grant.objects.filter(code=code).exists(), 10, 0.01, "the first exchange")
+        return valid
+
+    monkeypatch.setattr(McpValidator, "validate_code", check_then_let_the_first_finish)
+    answers = race(lambda: exchange(Client(), flow, code), lambda: exchange(Client(), flow, code))
+
+    assert sorted(answer.status_code for answer in answers) == [200, 400]
+    assert [answer.json()["error"] for answer in answers if answer.status_code == 400] == ["invalid_grant"]
+    assert not AccessToken.objects.exists()  # used twice: the first exchange's tokens go too
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="races between connections need PostgreSQL")
+def test_two_refreshes_with_one_token_at_once_are_reuse_and_no_answer_has_an_empty_token(approver, monkeypatch):
+    agent, signed_in = register(Client()), Client()
+    signed_in.force_login(approver)
+    flow = start_flow(agent)
+    first = exchange(signed_in, flow, code_for(signed_in, flow)).json()
+    both_checked, validate = threading.Barrier(2, timeout=10), McpValidator.validate_refresh_token
+
+    def check_then_wait_for_the_other(self, *args, **kwargs):
+        valid = validate(self, *args, **kwargs)
+        both_checked.wait()
+        return valid
+
+    monkeypatch.setattr(McpValidator, "validate_refresh_token", check_then_wait_for_the_other)
+    answers = race(*[lambda: refresh(Client(), flow, first["refresh_token"])] * 2)
+
+    assert sorted(answer.status_code for answer in answers) == [200, 400]
+    assert [answer.json()["error"] for answer in answers if answer.status_code == 400] == ["invalid_grant"]
+    assert all(answer.json()["access_token"] for answer in answers if answer.status_code == 200)
+    assert not AccessToken.objects.exists()  # the family is revoked, the winner's new tokens with it
     assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
 
 

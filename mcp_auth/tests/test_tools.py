@@ -53,6 +53,12 @@ def test_search_apps_with_no_query_lists_the_most_popular_first(mcp, make_catalo
     assert [app["slug"] for app in apps] == ["high"]
 
 
+def test_search_apps_takes_an_integral_limit_written_as_a_float(mcp, make_catalog):
+    make_catalog(app_doc("low", popularity=1), app_doc("high", popularity=900))
+    for limit in (1.0, 1e0):  # JSON Schema's "integer" admits both
+        assert [app["slug"] for app in structured(mcp.call("search_apps", {"limit": limit}))["apps"]] == ["high"]
+
+
 def test_search_apps_survives_hostile_text(mcp, make_catalog):
     make_catalog(app_doc("alpha"))
     assert structured(mcp.call("search_apps", {"query": "a\x00\ud800%_"}))["apps"] == []

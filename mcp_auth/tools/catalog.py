@@ -66,7 +66,7 @@ def search_apps(user, arguments: dict) -> Encoded:
     scan of the feed and the encoding of its JSON text (together half of a search's time, benchmarks/RESULTS.md).
     """
     words = tuple(arguments.get("query", "").casefold().split())
-    limit = arguments.get("limit", 10)
+    limit = int(arguments.get("limit", 10))  # the schema's "integer" also admits 2.0 and 1e1
     try:
         key = (serving.list_document().etag, words, limit)
         answer = _answers.get(key)
