@@ -44,6 +44,7 @@ class WebServiceError(Exception):
 
     status_code = 500
     detail = "web service error"
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 class WebServiceNotFound(WebServiceError):
@@ -52,8 +53,14 @@ class WebServiceNotFound(WebServiceError):
 
 
 class WebServiceOverQuota(WebServiceError):
+    """The owner's calls this month (UTC) are used up; Retry-After says when the next month's start."""
+
     status_code = 429
     detail = "monthly usage limit reached"
+
+    def __init__(self, retry_after: int):
+        super().__init__(self.detail)
+        self.headers = (("Retry-After", str(retry_after)),)
 
 
 class WebServiceInactive(WebServiceError):

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.handlers.wsgi import get_path_info, get_script_name
+from django.http import HttpRequest
 
 from hooks import bodies
 
@@ -22,12 +22,12 @@ def read_body(environ: dict) -> bytes:
     return bodies.read(environ, settings.HOOK_MAX_BODY_BYTES)
 
 
-def with_body(environ: dict, body: bytes) -> Incoming:
-    """The request described by a WSGI environ, with its body."""
+def with_body(request: HttpRequest, body: bytes) -> Incoming:
+    """The request as Django read it (its path decoded once, as the hooks process's), with its body."""
     return Incoming(
-        method=environ["REQUEST_METHOD"],
-        path=get_script_name(environ) + get_path_info(environ),
-        query_string=environ.get("QUERY_STRING", ""),
-        content_type=environ.get("CONTENT_TYPE", ""),
+        method=request.method,
+        path=request.path,
+        query_string=request.META.get("QUERY_STRING", ""),
+        content_type=request.META.get("CONTENT_TYPE", ""),
         body=body,
     )

@@ -39,7 +39,7 @@ def _receive(request: HttpRequest, key: str) -> answers.Reply:
     if handshake := answers.handshake(meta.get("HTTP_X_HOOK_SECRET"), body):
         return handshake
     try:
-        delivery = services.accept_delivery(automation_id=automation_id, incoming=with_body(meta, body))
+        delivery = services.accept_delivery(automation_id=automation_id, incoming=with_body(request, body))
     except intake.AutomationGone:
         selectors.forget_hook_key(key)
         return answers.MISS
@@ -56,10 +56,12 @@ def web_service(request: HttpRequest, key: str = "") -> HttpResponse:
         if request.method == "OPTIONS":  # a preflight: no run, no quota
             reply = answers.Reply(204)
         else:
-            answer = webservice.call(key=key, incoming=with_body(request.META, read_body(request.META)))
+            automation = webservice.find(key)
+            answer = webservice.call(automation, with_body(request, read_body(request.META)))
             reply = answers.Reply(answer.status, tuple(answer.headers.items()), answer.body, answer.content_type)
     except (WebServiceError, BodyError) as error:  # nothing ran, or nothing counted
-        reply = answers.Reply(error.status_code, (), error.detail.encode(), "text/plain")
+        headers = error.headers if isinstance(error, WebServiceError) else ()
+        reply = answers.Reply(error.status_code, headers, error.detail.encode(), "text/plain")
     return _response(reply, answers.cors(request.method, requested, answers.WEB_SERVICE_METHODS))
 
 

@@ -11,12 +11,15 @@ set, or 202 {"status": "waiting", "run_id": n}; the run goes on in a worker.
 """
 
 import json
+import math
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError
+from django.utils import timezone
 
 from automations import engine, runs, selectors
 from automations import services as automation_services
@@ -62,17 +65,24 @@ def _from_response(response: dict) -> Answer:
     return Answer(response["status"], str(body).encode(), content_type or "text/plain; charset=utf-8", headers)
 
 
-def call(*, key: str, incoming: Incoming) -> Answer:
-    """Run the automation behind key for this request; WebServiceError subclasses for 404, 429 and 503."""
+def find(key: str) -> Automation:
+    """The automation behind key, or WebServiceNotFound (404) or WebServiceInactive (503). Asked before the body
+    is read, as a webhook's key is: a miss, or a key nobody holds, never costs reading up to HOOK_MAX_BODY_BYTES
+    or holding a thread while a slow body trickles in."""
     automation = selectors.automation_for_web_service_key(key)
     if automation is None:
         raise WebServiceNotFound()
     if not automation.enabled:
         raise WebServiceInactive()
+    return automation
+
+
+def call(automation: Automation, incoming: Incoming) -> Answer:
+    """Run the automation for this request, counted against its owner's monthly quota (WebServiceOverQuota)."""
     try:
         automation_services.count_web_service_call(owner_id=automation.owner_id)
     except QuotaExceeded:
-        raise WebServiceOverQuota() from None
+        raise WebServiceOverQuota(retry_after=seconds_to_next_month(timezone.now())) from None
     try:
         return _run(automation, incoming)
     except Exception as error:
@@ -81,6 +91,12 @@ def call(*, key: str, incoming: Incoming) -> Answer:
         if isinstance(error, IntegrityError) and not Automation.objects.filter(pk=automation.pk).exists():
             raise WebServiceNotFound() from None  # deleted mid-call: its run's foreign key was refused
         raise
+
+
+def seconds_to_next_month(now: datetime) -> int:
+    """Until the quota counts afresh: the first of next month, in UTC as the count's months are."""
+    month = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return math.ceil(((month + timedelta(days=32)).replace(day=1) - now).total_seconds())
 
 
 def _run(automation, incoming: Incoming) -> Answer:

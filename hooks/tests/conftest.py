@@ -50,7 +50,9 @@ class WebProcess:
 
         started = []
         with transaction_of_the_test_kept():
-            chunks = application(environ, lambda status, headers, exc_info=None: started.append((status, headers)))
+            # A copy: Django's request replaces the environ's PATH_INFO with its decoded path.
+            start = lambda status, headers, exc_info=None: started.append((status, headers))  # noqa: E731
+            chunks = application(dict(environ), start)
             try:
                 body = b"".join(chunks)
             finally:

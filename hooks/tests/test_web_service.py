@@ -1,11 +1,14 @@
 """Web service URLs (SPEC 4.2, 7.3): the caller waits for the run and gets what its respond step sets."""
 
+import io
+from datetime import UTC, datetime, timedelta, timezone
 from urllib.parse import urlsplit
 
 import pytest
 
 from automations import services as automation_services
 from automations.models import Run, WebServiceUsage
+from hooks import webservice
 
 pytestmark = pytest.mark.django_db
 
@@ -157,8 +160,34 @@ def test_the_monthly_quota_per_account_answers_429_once_used(client, make_automa
     assert client.get(service_path(second)).status_code == 201
     response = client.get(service_path(first))
     assert (response.status_code, response.content) == (429, b"monthly usage limit reached")
+    assert 0 < int(response["Retry-After"]) <= 31 * 86400  # the first of next month
     assert Run.objects.count() == 2
     assert WebServiceUsage.objects.get().calls == 2
+
+
+@pytest.mark.parametrize(
+    "now, seconds",
+    [
+        (datetime(2026, 12, 31, 23, 59, 30, tzinfo=UTC), 30),
+        (datetime(2026, 2, 1, tzinfo=UTC), 28 * 86400),
+        (datetime(2026, 11, 30, 18, 0, 0, 500_000, tzinfo=timezone(timedelta(hours=-5))), 3600),  # 23:00:00.5 UTC
+    ],
+)
+def test_the_quotas_retry_after_is_the_start_of_the_next_month_in_utc(now, seconds):
+    assert webservice.seconds_to_next_month(now) == seconds
+
+
+def test_a_miss_is_answered_before_any_of_its_body_is_read(client):
+    class Untouched(io.BytesIO):
+        def read(self, *args):
+            raise AssertionError("the body of a miss was read")
+
+        readline = read
+
+    for path in ("/webservice-" + "A" * 32, "/webservice-%E2%82%AC", "/webservice-%FF", "/webservice-%ED%A0%80"):
+        response = client.post(path, CONTENT_LENGTH="20000000", **{"wsgi.input": Untouched()})
+        assert (response.status_code, response.content) == (404, b"web service not found"), path
+    assert not WebServiceUsage.objects.exists()
 
 
 def test_maintenance_answers_503(client, make_automation, settings):
