@@ -117,6 +117,5 @@ def _headers(scope: dict) -> dict[str, str]:
 async def _lifespan(receive, send) -> None:
     while (await receive())["type"] != "lifespan.shutdown":
         await send({"type": "lifespan.startup.complete"})
-    # In-flight requests have had their answers; what the writer committed still goes to the broker.
-    await asyncio.get_running_loop().run_in_executor(None, intake.writer.stop)
+    intake.writer.stop()  # in-flight requests have had their answers; what it committed still goes to the broker
     await send({"type": "lifespan.shutdown.complete"})

@@ -4,12 +4,10 @@ docs/webhooks.md, "What happens to a delivery" (DESIGN.md contract 1).
 """
 
 import asyncio
-import atexit
 import logging
-import queue
-import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, IntegrityError, connection, connections, transaction
@@ -66,21 +64,28 @@ def store(row: Accepted, *, publish: bool = True) -> None:
 
 
 class Writer:
-    """The thread that commits the rows of every event loop of its process in batches."""
+    """Commits the rows of one event loop's requests (a hooks process has one) in groups, on a thread and connection
+    of its own: while one group commits, the next gathers on the loop. Their runs are queued after a quiet spell at
+    once, then in at most one message per COALESCE_SECONDS unless DISPATCH_CHUNK ids are ready first.
+    """
 
     def __init__(self):
-        self.queue: queue.SimpleQueue = queue.SimpleQueue()  # (row, future) pairs; None ends the thread
-        self.thread: threading.Thread | None = None
-        self.lock = threading.Lock()
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="delivery-writer")
+        self.waiting: list = []  # (row, future) pairs for the next commit
+        self.unsent: list[int] = []  # committed ids whose message is not due yet
+        self.sent_at = float("-inf")
+        self.task: asyncio.Task | None = None  # commits while rows wait, then sends what is due
+        self.arrived: asyncio.Future | None = None  # set by a row that arrives while the task waits out the window
 
     async def store(self, row: Accepted) -> None:
-        """Return once the row is committed with those waiting beside it; raises as store() does."""
-        with self.lock:  # a forked process (gunicorn's workers) starts a thread of its own
-            if self.thread is None or not self.thread.is_alive():
-                self.thread = threading.Thread(target=self._run, name="delivery-writer", daemon=True)
-                self.thread.start()
-        done = asyncio.get_running_loop().create_future()  # set to None, or to the error that kept the row out
-        self.queue.put((row, done))
+        """Return once the row is committed with those gathered beside it; raises as store() does."""
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()  # set to None, or to the error that kept the row out
+        self.waiting.append((row, done))
+        if self.task is None or self.task.done():
+            self.task, self.arrived = loop.create_task(self._run()), None
+        elif self.arrived is not None and not self.arrived.done():
+            self.arrived.set_result(None)
         try:
             async with asyncio.timeout(COMMIT_WAIT_SECONDS):
                 error = await done
@@ -89,59 +94,41 @@ class Writer:
         if error is not None:
             raise error
 
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.waiting or self.unsent:
+            if self.waiting:
+                batch, self.waiting = self.waiting[:MAX_BATCH], self.waiting[MAX_BATCH:]
+                errors = await loop.run_in_executor(self.thread, _commit, [row for row, _ in batch])
+                for (row, done), error in zip(batch, errors, strict=True):
+                    self.unsent += [row.pk] if error is None else []
+                    if not done.done():  # one that timed out was cancelled
+                        done.set_result(error)
+            due_in = self.sent_at + COALESCE_SECONDS - time.monotonic()
+            if self.unsent and (due_in <= 0 or len(self.unsent) >= DISPATCH_CHUNK):
+                ids, self.unsent, self.sent_at = self.unsent, [], time.monotonic()
+                self.thread.submit(_publish, ids)  # not awaited: a cancelled wait would drop a job not yet started
+            elif self.unsent and not self.waiting:
+                self.arrived = loop.create_future()
+                await asyncio.wait([self.arrived], timeout=due_in)
+
     def stop(self) -> None:
-        """Commit and queue what is waiting, then end the thread (within 10 s) and close its connection."""
-        thread = self.thread
-        if thread is not None and thread.is_alive():
-            self.queue.put(None)
-            thread.join(10)
-        with self.lock:
-            if self.thread is thread:
-                self.thread = None
-
-    def _run(self) -> None:
-        unsent, sent_at, running = [], float("-inf"), True
-        while running:
-            batch = []
-            try:  # with ids unsent, wait no longer than their message is due
-                batch.append(
-                    self.queue.get(timeout=max(0, sent_at + COALESCE_SECONDS - time.monotonic()) if unsent else None)
-                )
-                while batch[-1] is not None and len(batch) < MAX_BATCH:
-                    batch.append(self.queue.get_nowait())
-            except queue.Empty:
-                pass
-            running = None not in batch
-            if rows := [item for item in batch if item is not None]:
-                unsent += _commit(rows)
-            now = time.monotonic()
-            if unsent and (not running or len(unsent) >= DISPATCH_CHUNK or now >= sent_at + COALESCE_SECONDS):
-                _publish(unsent)
-                unsent, sent_at = [], now
-        connections.close_all()
+        """Queue what is committed and close the thread's connection (no test database outlives it): on the event
+        loop, or with none running."""
+        ids, self.unsent, self.sent_at = self.unsent, [], float("-inf")  # the next store starts afresh
+        wait([self.thread.submit(_publish, ids), self.thread.submit(connections.close_all)], timeout=10)
 
 
-def _commit(batch: list) -> list[int]:
-    """Commit the batch's rows (each alone if the batch fails, so that only a faulty row fails), wake their
-    requests, and return the ids left to queue. A request is told "stored" only for a row known to be committed."""
-    rows = [row for row, _ in batch]
+def _commit(rows: list[Accepted]) -> list[Exception | None]:
+    """Commit the rows together, or each alone if that fails, so that only a faulty row fails: for each, None once
+    it is known to be committed, or the error that kept it out."""
     try:
         statements.insert_deliveries(rows)
-        errors, committed = [None] * len(rows), [row.pk for row in rows]
+        return [None] * len(rows)
     except Exception:  # a database error, or a value that could not even be sent
         if connection.connection is not None and not connection.is_usable():
             connection.close()  # a broken connection is replaced for the retries, not reused
-        errors = [_insert_failure(row) for row in rows]
-        committed = [row.pk for row, error in zip(rows, errors, strict=True) if error is None]
-    waiting: dict[asyncio.AbstractEventLoop, list] = {}
-    for (_, done), error in zip(batch, errors, strict=True):
-        waiting.setdefault(done.get_loop(), []).append((done, error))
-    for loop, answers in waiting.items():
-        try:  # one wake-up per loop and batch
-            loop.call_soon_threadsafe(_resolve, answers)
-        except RuntimeError:  # the loop has closed: nobody is waiting any more
-            pass
-    return committed
+        return [_insert_failure(row) for row in rows]
 
 
 def _insert_failure(row: Accepted) -> Exception | None:
@@ -153,12 +140,6 @@ def _insert_failure(row: Accepted) -> Exception | None:
             logger.exception("a delivery's row could not be sent to the database")
         return error
     return None
-
-
-def _resolve(answers: list) -> None:
-    for done, error in answers:
-        if not done.done():  # one that timed out was cancelled
-            done.set_result(error)
 
 
 def _publish(ids: list[int]) -> None:
@@ -173,5 +154,4 @@ def _publish(ids: list[int]) -> None:
 
 
 writer = Writer()
-stop = process_cache.on_reset(writer.stop)  # tests end the thread and its connection; the next store starts one
-atexit.register(writer.stop)
+stop = process_cache.on_reset(writer.stop)  # around each test: no connection outlives the test database

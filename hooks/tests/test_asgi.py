@@ -1,13 +1,14 @@
 """The parts of the hooks process's driver (hooks/asgi.py) that are its own, in-process.
 
 Headers read from the scope, the body read from ASGI messages under the
-size limit and the deadline (hooks/bodies.py), the writer waking a loop, errors. Every answer
+size limit and the deadline (hooks/bodies.py), the writer's deadline, errors. Every answer
 through the driver: test_receive.py and test_routes.py; through a real
 server: test_hooks_process.py.
 """
 
 import asyncio
 import logging
+import threading
 
 import pytest
 
@@ -148,41 +149,23 @@ def a_row():
     return intake.Accepted(1, "POST", "/", "", "", b"", "")
 
 
-def test_the_writer_wakes_an_event_loop_once_for_all_its_requests_in_a_batch(no_database):
-    async def batch_of_three():
-        loop = asyncio.get_running_loop()
-        calls = []
-        original = loop.call_soon_threadsafe
-        loop.call_soon_threadsafe = lambda callback, *args: calls.append(callback) or original(callback, *args)
-        batch = [(a_row(), loop.create_future()) for _ in range(3)]
-        committed = await loop.run_in_executor(None, intake._commit, batch)
-        assert await asyncio.gather(*(done for _, done in batch)) == [None, None, None]
-        return calls, committed
-
-    calls, committed = asyncio.run(batch_of_three())
-    assert calls.count(intake._resolve) == 1
-    assert committed == [1, 1, 1]
-
-
-def test_a_request_that_timed_out_is_not_answered_again(no_database):
-    async def timed_out():
-        loop = asyncio.get_running_loop()
-        done = loop.create_future()
-        done.cancel()
-        await loop.run_in_executor(None, intake._commit, [(a_row(), done)])
-        await asyncio.sleep(0)
-        return done.cancelled()
-
-    assert asyncio.run(timed_out())
-
-
-def test_a_request_whose_row_is_not_committed_in_time_gets_an_error(monkeypatch):
+def test_a_request_whose_row_is_not_committed_in_time_gets_an_error_and_the_writer_goes_on(no_database, monkeypatch):
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.05)
-    stalled = intake.Writer()
-    stalled._run = lambda: None  # a writer thread that never commits
+    stalled, commit = threading.Event(), intake._commit
+    monkeypatch.setattr(intake, "_commit", lambda rows: stalled.wait(10) and commit(rows))
+    writer = intake.Writer()
 
-    with pytest.raises(intake.DatabaseError, match="not committed in time"):
-        asyncio.run(stalled.store(a_row()))
+    async def late_then_on_time():
+        with pytest.raises(intake.DatabaseError, match="not committed in time"):
+            await writer.store(a_row())
+        stalled.set()  # the commit ends after its request has given up, which is not answered again
+        monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 10)
+        await writer.store(a_row())
+
+    try:
+        asyncio.run(late_then_on_time())
+    finally:
+        writer.stop()
 
 
 def test_a_row_that_failed_to_store_raises_its_error_in_the_request(monkeypatch):

@@ -68,7 +68,7 @@ def batches(monkeypatch):
         if len(sizes) == 1:
             sizes.first_started.set()
             wait_until(
-                lambda: intake.writer.queue.qsize() >= sizes.behind, 20, 0.01, "requests queued behind the first"
+                lambda: len(intake.writer.waiting) >= sizes.behind, 20, 0.01, "requests gathered behind the first"
             )
         return real(batch)
 
@@ -202,23 +202,31 @@ def test_the_first_ids_after_a_quiet_spell_leave_at_once(messages, monkeypatch):
 def test_ids_committed_close_together_leave_in_one_message(messages, monkeypatch):
     sent, arrived = messages
     monkeypatch.setattr(intake, "COALESCE_SECONDS", 2)
-    store_all([row()])
-    assert arrived.wait(10)
-    arrived.clear()
-    store_all([row()])  # within the window of the message that just left
-    store_all([row(), row()])
-    assert arrived.wait(10)
+
+    async def requests():
+        await intake.writer.store(row())
+        assert await asyncio.to_thread(arrived.wait, 10)
+        arrived.clear()
+        await intake.writer.store(row())  # within the window of the message that just left
+        await asyncio.gather(intake.writer.store(row()), intake.writer.store(row()))
+        assert await asyncio.to_thread(arrived.wait, 10)
+
+    asyncio.run(requests())
     assert sent == [[0], [1, 2, 3]]
 
 
 def test_a_full_message_leaves_without_waiting_out_the_window(messages, monkeypatch):
     sent, arrived = messages
     monkeypatch.setattr(intake, "COALESCE_SECONDS", 60)
-    store_all([row()])
-    assert arrived.wait(10)
-    arrived.clear()
-    store_all([row(n) for n in range(intake.DISPATCH_CHUNK)])
-    wait_until(lambda: sum(map(len, sent)) == 1 + intake.DISPATCH_CHUNK, 10, 0.01, "a full message, not the window")
+
+    async def requests():
+        await intake.writer.store(row())
+        assert await asyncio.to_thread(arrived.wait, 10)
+        await asyncio.gather(*(intake.writer.store(row(n)) for n in range(intake.DISPATCH_CHUNK)))
+        full = lambda: sum(map(len, sent)) == 1 + intake.DISPATCH_CHUNK  # noqa: E731
+        await asyncio.to_thread(wait_until, full, 10, 0.01, "a full message, not the window")
+
+    asyncio.run(requests())
     assert sent == [[0], list(range(1, intake.DISPATCH_CHUNK + 1))]
 
 
