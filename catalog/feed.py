@@ -38,16 +38,24 @@ def build_feed(*, now: datetime | None = None) -> FeedBuild:
         if not entries:
             logger.error("catalog feed build found no connectable app; keeping the last good feed")
             return FeedBuild(changed=False, count=0)
-        list_etag = quoted_hash(*(entry["etag"].encode() for entry in entries))
-        stored = FeedDocument.objects.filter(key=documents.LIST_KEY).values_list("etag", flat=True).first()
-        if stored == list_etag:
+        content = [entry["etag"].encode() for entry in entries]
+        stored = FeedDocument.objects.filter(key=documents.LIST_KEY).values_list("etag", "generated_at").first()
+        if stored and stored[0] == _list_etag(content, stored[1]):
             return FeedBuild(changed=False, count=len(entries))
+        list_etag = _list_etag(content, now)
         written, removed = _store_details(entries, now)
         body = dumps({"generated_at": rfc3339(now), "count": len(entries), "apps": [summary_of(e) for e in entries]})
         slugs = [entry["slug"] for entry in entries]
         documents.save_documents([documents.make_document(documents.LIST_KEY, body, list_etag, now, slugs)])
     logger.info("catalog feed rebuilt: %d apps, %d details written, %d removed", len(entries), written, removed)
     return FeedBuild(changed=True, count=len(entries), details_written=written, details_removed=removed)
+
+
+def _list_etag(content: list[bytes], generated_at: datetime) -> str:
+    """The list's ETag: its entries' etags and its generated_at, every byte its body depends on. A list whose
+    entries went back to an earlier version's has another generated_at, so another ETag: a process that kept the
+    earlier body for that version would otherwise serve it, one strong validator for two bodies."""
+    return quoted_hash(*content, rfc3339(generated_at).encode())
 
 
 def _store_details(entries: list[dict], now: datetime) -> tuple[int, int]:

@@ -43,7 +43,7 @@ def document_response(request: HttpRequest, document: Document, cache_control: s
         response["ETag"] = document.etag
     response["Cache-Control"] = cache_control
     patch_vary_headers(response, ["Accept-Encoding"])
-    return get_conditional_response(request, etag=response["ETag"], response=response)
+    return _conditional(request, response, same_content=document.etag)
 
 
 def generated_response(request: HttpRequest, document: dict, cache_control: str) -> HttpResponse:
@@ -52,7 +52,7 @@ def generated_response(request: HttpRequest, document: dict, cache_control: str)
     response = JsonResponse(document)
     response["ETag"] = f'"{hashlib.sha256(response.content).hexdigest()[:32]}"'
     response["Cache-Control"] = cache_control
-    return get_conditional_response(request, etag=response["ETag"], response=response)
+    return _conditional(request, response)
 
 
 def logo_response(request: HttpRequest, logo: Logo) -> HttpResponse:
@@ -61,7 +61,22 @@ def logo_response(request: HttpRequest, logo: Logo) -> HttpResponse:
     response["Cache-Control"] = LOGO_CACHE
     # Uploaded SVG could carry script; opened directly it must not run as our origin.
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
-    return get_conditional_response(request, etag=logo.etag, response=response)
+    return _conditional(request, response)
+
+
+def _conditional(request: HttpRequest, response: HttpResponse, same_content: str | None = None) -> HttpResponse:
+    """The response, or 304 when If-None-Match names its ETag (or same_content, the identity ETag of a gzip body:
+    the etag each entry of the list publishes, which a client sends whatever encoding it accepts). Or 412 for a
+    failed If-Match (RFC 9110 13.1.1)."""
+    # RFC 9110 13.1.4: If-Unmodified-Since is ignored where there is no modification date; Django answers 412.
+    request.META.pop("HTTP_IF_UNMODIFIED_SINCE", None)
+    etag = response["ETag"]
+    if same_content and same_content in request.META.get("HTTP_IF_NONE_MATCH", ""):
+        etag = same_content
+    conditional = get_conditional_response(request, etag=etag, response=response)
+    if conditional.status_code == 304:  # RFC 9110 8.6: the 200's length or none; Django's middleware would write 0
+        conditional["Content-Length"] = str(len(response.content))
+    return conditional
 
 
 def not_found() -> HttpResponse:

@@ -8,6 +8,7 @@ from django.views.decorators.csrf import csrf_exempt
 from catalog import openapi, ratelimits, responses, serving
 from catalog.exceptions import FeedUnavailable
 from catalog.models import is_slug
+from config.length_required import reads_no_body
 
 _EXPOSED = "ETag, Retry-After, RateLimit, RateLimit-Policy"
 
@@ -15,7 +16,7 @@ _EXPOSED = "ETag, Retry-After, RateLimit, RateLimit-Policy"
 def feed_route(policy: str | None):
     """The HTTP contract every feed route shares.
 
-    GET and HEAD only (405 otherwise), the rate limit of `policy`, 503 for
+    GET and HEAD only (405 otherwise, whatever body: none is read), the rate limit of `policy`, 503 for
     FeedUnavailable, open CORS on every response including errors and 304,
     and HEAD answered with the GET headers and no body.
     """
@@ -43,7 +44,7 @@ def feed_route(policy: str | None):
                 response.content = b""
             return response
 
-        return csrf_exempt(wrapper)
+        return csrf_exempt(reads_no_body(wrapper))
 
     return decorator
 

@@ -4,7 +4,8 @@ Django and djangorestframework take a request without Content-Length for one
 without a body: a chunked JSON message to the chat or the approval API was
 read as empty and answered "text: This field is required". Webhook and web
 service URLs read chunked bodies themselves, under their limit and deadline
-(hooks/bodies.py), and say so with reads_chunked_bodies.
+(hooks/bodies.py), and say so with reads_chunked_bodies; views that read
+no body at all (the feed's) say so with reads_no_body.
 """
 
 from django.http import HttpResponse, JsonResponse
@@ -15,6 +16,11 @@ from hooks import bodies
 def reads_chunked_bodies(view):
     view.reads_chunked_bodies = True
     return view
+
+
+def reads_no_body(view):
+    """A view that never reads a body (the feed's): a chunked one does no harm there, so it gets no 411."""
+    return reads_chunked_bodies(view)
 
 
 class LengthRequiredMiddleware:

@@ -77,3 +77,25 @@ def test_an_app_deleted_after_the_build_leaves_on_the_next_build(client, three_a
     build_feed()
     assert client.get("/catalog/v1/apps/beta").status_code == 404
     assert client.get("/catalog/v1/apps/beta/logo").status_code == 404
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+def test_the_published_etag_answers_304_whatever_encoding_the_client_accepts(client, three_apps, encoding):
+    etag = json.loads(client.get("/catalog/v1/apps/alpha").content)["etag"]
+    full = client.get("/catalog/v1/apps/alpha", HTTP_ACCEPT_ENCODING=encoding)
+    response = client.get("/catalog/v1/apps/alpha", HTTP_IF_NONE_MATCH=etag, HTTP_ACCEPT_ENCODING=encoding)
+    assert (response.status_code, response.content) == (304, b"")
+    assert response["ETag"] == full["ETag"]
+    assert response["Content-Length"] == str(len(full.content))  # RFC 9110 8.6: the 200's length, never 0
+
+
+def test_if_unmodified_since_is_ignored_and_a_failed_if_match_gets_412(client, three_apps):
+    long_ago = "Wed, 25 Nov 1990 00:00:00 GMT"  # RFC 9110 13.1.4: the feed has no modification date to test
+    assert client.get("/catalog/v1/apps/alpha", HTTP_IF_UNMODIFIED_SINCE=long_ago).status_code == 200
+    assert client.get("/catalog/v1/apps/alpha", HTTP_IF_MATCH='"another"').status_code == 412
+
+
+def test_a_chunked_request_gets_the_feeds_answer_not_411(client, three_apps):
+    assert client.get("/catalog/v1/apps/alpha", HTTP_TRANSFER_ENCODING="chunked").status_code == 200
+    refused = client.post("/catalog/v1/apps/alpha", HTTP_TRANSFER_ENCODING="chunked")
+    assert (refused.status_code, refused["Allow"]) == (405, "GET, HEAD")

@@ -2,8 +2,10 @@
 
 import gzip
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from catalog.entries import SUMMARY_FIELDS
 from catalog.feed import build_feed
@@ -116,6 +118,18 @@ def test_an_edit_changes_the_etag_and_generated_at(client, three_apps):
     second = client.get(URL)
     assert second["ETag"] != first["ETag"]
     assert json.loads(second.content)["apps"][1]["name"] == "Beta Renamed"
+
+
+def test_a_catalog_put_back_as_it_was_gets_a_new_list_etag_for_its_new_body(client, three_apps):
+    first, original = client.get(URL), App.objects.get(slug="beta").name
+    App.objects.filter(slug="beta").update(name="Beta Renamed")
+    build_feed(now=timezone.now() + timedelta(minutes=1))
+    App.objects.filter(slug="beta").update(name=original)
+    assert build_feed(now=timezone.now() + timedelta(minutes=2)).changed is True
+    again = client.get(URL)
+    assert json.loads(again.content)["apps"] == json.loads(first.content)["apps"]
+    assert json.loads(again.content)["generated_at"] != json.loads(first.content)["generated_at"]
+    assert again["ETag"] != first["ETag"]  # one strong validator, one body (RFC 9110 8.8.1)
 
 
 def test_it_answers_503_before_any_feed_was_built(client, db):
