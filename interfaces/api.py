@@ -17,6 +17,7 @@ from automations import jsonsafe
 from interfaces import approval_limits, approvals
 from interfaces.approval_views import OUTCOME_STATUS, client_ip
 from interfaces.approvals import ApprovalItem, Outcome
+from interfaces.json_bodies import read_within
 
 OUTCOME_ERRORS = {
     Outcome.ALREADY_DECIDED: "already decided",
@@ -35,8 +36,8 @@ class StrictJSONParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read(MAX_BODY_BYTES + 1) if stream is not None else b""
-        if len(raw) > MAX_BODY_BYTES:  # read no further: a decision is a few hundred bytes
+        raw = read_within(stream, parser_context, MAX_BODY_BYTES)  # a decision is a few hundred bytes
+        if raw is None:
             raise PayloadTooLarge()
         try:
             return jsonsafe.loads(raw.decode("utf-8"))

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from config import api_errors
 from config.page_headers import framed_by
 from interfaces import chat, chat_limits, chat_tokens
+from interfaces.json_bodies import read_within
 
 
 class PayloadTooLarge(exceptions.APIException):
@@ -45,9 +46,8 @@ class BoundedJSONParser(parsers.BaseParser):
     media_type = "application/json"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        limit = settings.CHAT_MAX_BODY_BYTES
-        raw = stream.read(limit + 1) if stream is not None else b""
-        if len(raw) > limit:
+        raw = read_within(stream, parser_context, settings.CHAT_MAX_BODY_BYTES)
+        if raw is None:
             raise PayloadTooLarge()
         try:
             return json.loads(raw.decode("utf-8-sig"))

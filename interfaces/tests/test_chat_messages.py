@@ -1,5 +1,6 @@
 """The chat widget's messages endpoint: conversation tokens, runs and replies, limits, hostile input."""
 
+import io
 import json
 
 import pytest
@@ -285,6 +286,26 @@ def test_a_message_longer_than_the_limit_is_refused(chat, settings):
 def test_a_body_over_the_limit_gets_413_unread(chat, settings):
     settings.CHAT_MAX_BODY_BYTES = 1000
     answer = chat().send("x" * 2000)
+    assert (answer.status_code, answer.json()) == (413, {"error": "the message body is too large"})
+
+
+class Untouched(io.BytesIO):
+    def read(self, *args):
+        raise AssertionError("a body declared too large was read")
+
+    readline = read
+
+
+def test_a_body_declared_over_the_limit_gets_413_before_a_byte_is_read(client, chat, settings):
+    settings.CHAT_MAX_BODY_BYTES = 1000
+    visitor = chat()
+    answer = client.post(
+        f"/webchat/{visitor.key}/messages",
+        content_type="application/json",
+        headers={"X-Chat-Token": visitor.token},
+        CONTENT_LENGTH="99999999",
+        **{"wsgi.input": Untouched()},
+    )
     assert (answer.status_code, answer.json()) == (413, {"error": "the message body is too large"})
 
 

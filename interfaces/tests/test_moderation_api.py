@@ -89,6 +89,17 @@ def test_a_body_over_the_limit_gets_413_and_decides_nothing(client, api_path, wa
     assert ApprovalItem.objects.get().decision == ""
 
 
+def test_a_body_declared_over_the_limit_gets_413_before_a_byte_is_read(client, api_path, waiting_run):
+    from interfaces.tests.test_chat_messages import Untouched
+
+    declared = str(api.MAX_BODY_BYTES + 1)
+    response = client.post(
+        api_path, content_type="application/json", CONTENT_LENGTH=declared, **{"wsgi.input": Untouched()}
+    )
+    assert response.status_code == 413 and response.json() == {"error": "the body is too large"}
+    assert ApprovalItem.objects.get().decision == ""
+
+
 def test_the_api_shares_the_pages_per_ip_limit(client, api_path, queue_path, settings):
     settings.APPROVAL_RATE_IP = "2/m"
     client.get(queue_path)
