@@ -1,9 +1,10 @@
 """Pages and JSON endpoints of interfaces: the approval queue (SPEC 4.3)."""
 
 import ipaddress
+from urllib.parse import urlencode
 
 from django import forms
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
@@ -53,7 +54,7 @@ def moderation(request: HttpRequest) -> HttpResponse:
     queue = approvals.queue_for_key(request.GET.get("queue", ""))
     if queue is None:
         return unavailable(request)
-    notice, status = None, 200
+    notice, status = _decided_notice(queue, request.GET.get("decided", "")), 200
     if request.method == "POST":
         form = DecisionForm(request.POST)
         if form.is_valid():
@@ -65,6 +66,9 @@ def moderation(request: HttpRequest) -> HttpResponse:
                 comment=data["comment"],
                 address=client_ip(request),
             )
+            if outcome is Outcome.DECIDED:  # then a GET, which a reload repeats: never "your decision was not recorded"
+                query = urlencode({"queue": request.GET["queue"], "decided": data["item"]})
+                return private(HttpResponseRedirect(f"{request.path}?{query}", status=303))
             notice = {"outcome": outcome.name.lower(), "item": approvals.item_view(queue, data["item"])}
             status = OUTCOME_STATUS[outcome]
         else:
@@ -72,3 +76,9 @@ def moderation(request: HttpRequest) -> HttpResponse:
     pending, closed = approvals.items_of(queue)
     context = {"pending": pending, "closed": closed, "notice": notice, "automation_name": queue.automation.name}
     return private(render(request, "interfaces/moderation.html", context, status=status))
+
+
+def _decided_notice(queue, decided: str) -> dict | None:
+    """The notice of the page a decision redirected to (?decided=<item>), if that item is decided."""
+    item = approvals.item_view(queue, int(decided)) if decided.isdigit() and len(decided) < 19 else None
+    return {"outcome": "decided", "item": item} if item and item.state in PAGE_DECISIONS.values() else None

@@ -21,7 +21,12 @@ from automations.models import Automation, Run
 from automations.steps import kinds
 
 MASK = "••••••"
-_SECRET_NAME = re.compile(r"secret|token|passw|api[_-]?key|authori[sz]ation|cookie|signature|^key$", re.IGNORECASE)
+_SECRET_NAME = re.compile(
+    r"secret|token|passw|api[_-]?key|authori[sz]ation|cookie|signature|credential|^key$|^auth$|^sig$", re.IGNORECASE
+)
+# In a URL: the password of its user information, and its query's name=value pairs.
+_URL_PASSWORD = re.compile(r"(?<=//)([^/?#@:]*):[^/?#@]*@")
+_QUERY_PAIR = re.compile(r"(?<=[?&])([^=&#]*)=([^&#]*)")
 _CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # What a waiting record may show: links and keys in it are credentials of the person asked, not the owner's to see.
 _HIDDEN_WAIT_FIELDS = re.compile(r"url|link|key|token|secret|email", re.IGNORECASE)
@@ -202,7 +207,7 @@ def _duration(seconds: float) -> str:
 
 
 def _http_request(node: Node, settings: dict) -> None:
-    node.summary = f"{settings.get('method', 'GET')} {_value(settings.get('url'))}"
+    node.summary = f"{settings.get('method', 'GET')} {_value(_url(settings.get('url')))}"
     shown = {name: value for name, value in settings.items() if name not in ("method", "url", "headers")}
     headers = settings.get("headers")
     if isinstance(headers, dict) and headers:
@@ -246,6 +251,14 @@ _DESCRIBERS = {
 def _generic(settings: dict) -> list[tuple[str, str]]:
     """Each setting as (name, readable value): text as is, anything else as JSON; secrets masked; long values cut."""
     return [(str(name), MASK if _SECRET_NAME.search(str(name)) else _value(value)) for name, value in settings.items()]
+
+
+def _url(value):
+    """A URL with its password, and the values of its query parameters named as secrets are, masked."""
+    if not isinstance(value, str):
+        return value
+    value = _URL_PASSWORD.sub(lambda match: f"{match[1]}:{MASK}@", value, count=1)
+    return _QUERY_PAIR.sub(lambda match: f"{match[1]}={MASK}" if _SECRET_NAME.search(match[1]) else match[0], value)
 
 
 def _value(value) -> str:

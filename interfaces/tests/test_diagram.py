@@ -117,6 +117,22 @@ def test_secrets_in_settings_are_masked(client, owner, make_automation):
     assert "Authorization" in html and diagram.MASK in html
 
 
+def test_a_urls_password_and_secret_query_values_and_credentials_are_masked():
+    node = diagram.step_node(
+        {
+            "id": "call",
+            "kind": "http_request",
+            "method": "POST",
+            "url": "https://user:hunter2@api.example.com/v1?api_key=SECRETQUERY&q=shown&sig=abc#top",
+        }
+    )
+    masked = f"https://user:{diagram.MASK}@api.example.com/v1?api_key={diagram.MASK}&q=shown&sig={diagram.MASK}#top"
+    assert node.summary == "POST " + masked
+    values = {"auth": "x", "Credentials": "y", "author": "z"}
+    values = diagram.step_node({"id": "v", "kind": "set_values", "values": values})
+    assert dict(values.settings) == {"auth": diagram.MASK, "Credentials": diagram.MASK, "author": "z"}
+
+
 def test_the_latest_runs_state_shows_on_each_step_and_what_a_waiting_step_waits_for(client, owner, make_automation):
     automation = make_automation(STEPS)
     Run.objects.create(

@@ -73,6 +73,8 @@ def test_a_post_with_csrf_decides_and_shows_the_outcome_when_and_from_which_ip(q
         {"item": item.pk, "decision": "reject", "comment": "too much", "csrfmiddlewaretoken": token},
         REMOTE_ADDR="203.0.113.9",
     )
+    assert response.status_code == 303  # then a GET: reloading the page it shows sends nothing again
+    response = browser.get(response["Location"], REMOTE_ADDR="203.0.113.9")
     assert response.status_code == 200
     page = response.content.decode()
     assert "Your decision on “Refund order 7” is recorded" in page
@@ -81,6 +83,18 @@ def test_a_post_with_csrf_decides_and_shows_the_outcome_when_and_from_which_ip(q
     assert (item.decision, item.comment, item.decided_from) == ("rejected", "too much", "203.0.113.9")
     waiting_run.refresh_from_db()
     assert waiting_run.answer["decision"] == "rejected"
+
+
+def test_reloading_the_page_after_a_decision_repeats_nothing_and_still_says_it_is_recorded(
+    client, queue_path, waiting_run
+):
+    item = ApprovalItem.objects.get()
+    shown = decide(client, queue_path, item.pk, "approve")["Location"]
+    for _ in range(2):  # the page, then its reload
+        page = client.get(shown)
+        assert page.status_code == 200 and "Your decision on “Refund order 7” is recorded" in page.content.decode()
+    assert "recorded" not in client.get(queue_path + "&decided=" + "9" * 40).content.decode()  # no such item
+    assert ApprovalItem.objects.get().decision == "approved"
 
 
 def test_the_ip_shown_is_the_one_the_trusted_proxies_vouch_for(client, queue_path, waiting_run, settings):
@@ -93,7 +107,7 @@ def test_the_ip_shown_is_the_one_the_trusted_proxies_vouch_for(client, queue_pat
 
 def test_a_second_decision_sees_the_first_one_and_changes_nothing(client, queue_path, waiting_run):
     item = ApprovalItem.objects.get()
-    assert decide(client, queue_path, item.pk, "approve").status_code == 200
+    assert decide(client, queue_path, item.pk, "approve").status_code == 303
     response = decide(client, queue_path, item.pk, "reject", comment="no")
     assert response.status_code == 409
     assert "was already decided" in response.content.decode()
