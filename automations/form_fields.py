@@ -114,6 +114,8 @@ def errors(fields: list) -> list[tuple[tuple, str]]:
         condition = field.get("visible_if")
         if isinstance(condition, dict) and condition.get("field") not in seen:
             found.append(((index, "visible_if", "field"), f"{condition.get('field')!r} names no earlier field"))
+        if isinstance(condition, dict) and seen.get(condition.get("field"), {}).get("type") == "select":
+            found += _not_options(index, condition, seen[condition["field"]])
         if "min" in field and "max" in field and field["min"] > field["max"]:
             found.append(((index, "min"), "min is above max"))
         if "min_length" in field and "max_length" in field and field["min_length"] > field["max_length"]:
@@ -121,6 +123,22 @@ def errors(fields: list) -> list[tuple[tuple, str]]:
         if kind == "hidden" and field.get("required"):
             found.append(((index, "required"), "a hidden field cannot be required"))
         seen[field["name"]] = field
+    return found
+
+
+def _not_options(index: int, condition: dict, select: dict) -> list[tuple[tuple, str]]:
+    """A condition on a select naming a value none of its options has: it could never hold as meant ("Phone" for
+    the option "phone"), and the page would show what the server drops."""
+    values = [option.get("value") if isinstance(option, dict) else option for option in select.get("options") or []]
+    found = []
+    for key in ("equals", "not_equals", "in"):
+        if key not in condition:
+            continue
+        wanted = condition[key] if key == "in" and isinstance(condition[key], list) else [condition[key]]
+        for n, value in enumerate(wanted):
+            if value not in values:
+                path = (index, "visible_if", key, n) if key == "in" else (index, "visible_if", key)
+                found.append((path, f"{value!r} is not one of {select['name']!r}'s option values"))
     return found
 
 

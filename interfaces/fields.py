@@ -95,7 +95,9 @@ def django_field(field: dict) -> forms.Field:
     if kind == "select":
         if field.get("multiple"):
             return forms.MultipleChoiceField(**common, choices=options(field), widget=forms.CheckboxSelectMultiple)
-        choices = options(field) if required else [("", "—"), *options(field)]
+        # An empty first choice, required or not: a required list would otherwise send its first option for a
+        # visitor who never chose (and with it Django renders `required`, the HTML placeholder-option rule).
+        choices = [("", _("Choose…") if required else "—"), *options(field)]
         return forms.ChoiceField(**common, choices=choices)
     if kind == "checkbox":
         return forms.BooleanField(**common)
@@ -134,8 +136,11 @@ def _same(value, wanted) -> bool:
         return any(_same(item, wanted) for item in value)
     if isinstance(value, bool) or isinstance(wanted, bool):
         return value is wanted or str(value).lower() == str(wanted).lower()
-    if isinstance(value, (int, float)) and not isinstance(wanted, str):
-        return value == wanted
+    if isinstance(value, (int, float)):  # a number field's: 18.0 is 18 and "18", as static/forms.js compares
+        try:
+            return value == float(wanted)
+        except (TypeError, ValueError):
+            return False
     return str(value if value is not None else "") == str(wanted)
 
 
@@ -163,10 +168,13 @@ class FieldForm(forms.Form):
         super().full_clean()
         if not self.is_bound:
             return
-        for name in self.fields:
+        for field in self.definition:
+            name = field["name"]
             if name not in self.visible:
                 self.cleaned_data.pop(name, None)
                 self._errors.pop(name, None)
+            elif field["type"] == "hidden" and (not field.get("prefill", True) or name not in self.data):
+                self.cleaned_data[name] = field.get("default", "")  # the author's value: the visitor may not set it
 
     def answers(self) -> dict:
         """The cleaned answers of the visible fields, JSON-ready (dates as ISO text); files for the caller to store."""

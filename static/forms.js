@@ -11,11 +11,19 @@
       else if (input.type === "checkbox" || input.type === "radio") { if (input.checked) { values.push(input.value); } }
       else if (input.tagName === "SELECT" && input.multiple) {
         Array.prototype.forEach.call(input.selectedOptions, function (o) { values.push(o.value); });
-      } else if (input.value !== "") { values.push(input.value); }
+      } else if (input.value !== "") { values.push(input.type === "number" ? Number(input.value) : input.value); }
     });
     return values;
   }
-  function same(value, wanted) { return String(value).toLowerCase() === String(wanted).toLowerCase(); }
+  // As the server compares (interfaces/fields.py _same), so that the page shows what the server keeps: text
+  // exactly, a number field's value as a number, true and false in any case.
+  function same(value, wanted) {
+    if (typeof value === "boolean" || typeof wanted === "boolean") {
+      return String(value).toLowerCase() === String(wanted).toLowerCase();
+    }
+    if (typeof value === "number") { return wanted !== null && String(wanted).trim() !== "" && value === Number(wanted); }
+    return String(value) === String(wanted);
+  }
   function holds(condition, values, shown) {
     if (!shown) { values = []; }
     if ("is_set" in condition) { return (values.length > 0 && values[0] !== false) === condition.is_set; }

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from automations import definition, form_fields
-from interfaces.fields import FieldForm, prefill_from
+from interfaces.fields import FieldForm, holds, prefill_from
 
 EVERY_TYPE = [
     {"name": "name", "type": "text", "required": True, "max_length": 20},
@@ -173,6 +173,58 @@ def test_field_list_errors_name_their_path():
         ((2, "options"), "options does not apply to a text field"),
         ((2, "visible_if", "field"), "'later' names no earlier field"),
     ]
+
+
+def test_a_required_select_starts_on_no_choice_and_is_refused_until_one_is_made():
+    field = [{"name": "topic", "type": "select", "options": ["sales", "support"], "required": True}]
+    html = FieldForm(field).render()
+    assert '<option value="" selected>Choose…</option>' in html and "required" in html
+    assert set(FieldForm(field, post(topic="")).errors) == {"topic"}
+    assert FieldForm(field, post(topic="support")).is_valid()
+
+
+def test_a_condition_on_a_select_must_name_one_of_its_option_values():
+    contact = {"name": "contact", "type": "select", "options": [{"value": "phone", "label": "Phone"}, "email"]}
+    fields = [
+        contact,
+        {"name": "a", "type": "text", "visible_if": {"field": "contact", "equals": "Phone"}},  # the label, not a value
+        {"name": "b", "type": "text", "visible_if": {"field": "contact", "in": ["email", "fax"]}},
+        {"name": "c", "type": "text", "visible_if": {"field": "contact", "not_equals": "phone"}},
+    ]
+    assert form_fields.errors(fields) == [
+        ((1, "visible_if", "equals"), "'Phone' is not one of 'contact''s option values"),
+        ((2, "visible_if", "in", 1), "'fax' is not one of 'contact''s option values"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "wanted", "expected"),
+    [
+        (18.0, 18, True),
+        (18, "18", True),
+        (18.0, "18.0", True),
+        (18.0, " 18 ", True),
+        (18.0, "", False),
+        (18.0, None, False),
+        (18.0, "abc", False),
+        ("abc", "ABC", False),
+        ("abc", "abc", True),
+        (True, "TRUE", True),
+    ],
+)
+def test_conditions_compare_as_static_forms_js_does(value, wanted, expected):
+    assert holds({"field": "f", "equals": wanted}, value) is expected
+
+
+def test_a_hidden_field_is_its_default_when_it_may_not_be_prefilled_or_was_not_sent():
+    definition = [
+        {"name": "fixed", "type": "hidden", "default": "campaign-7", "prefill": False},
+        {"name": "ref", "type": "hidden", "default": "direct"},
+    ]
+    tampered = FieldForm(definition, post(fixed="tampered", ref="news"))
+    assert tampered.is_valid() and tampered.answers() == {"fixed": "campaign-7", "ref": "news"}
+    omitted = FieldForm(definition, post())
+    assert omitted.is_valid() and omitted.answers() == {"fixed": "campaign-7", "ref": "direct"}
 
 
 @pytest.mark.parametrize(

@@ -180,3 +180,26 @@ def test_a_conditional_required_field_is_marked_required_and_blocks_sending_only
     page.raw.get_by_role("button", name="Send").click()
     wait_until(lambda: "/form/run/" in page.raw.url, 60, 0.2, "the session page after sending")
     assert Run.objects.get().trigger["body"] == {"email": "ada@example.com", "gift": False, "ref": ""}
+
+
+def test_the_page_shows_a_conditional_field_exactly_when_the_server_keeps_it(stack, page, owner):
+    from django.http import QueryDict
+
+    from interfaces.fields import visible_fields
+
+    fields = [
+        {"name": "code", "type": "text", "label": "Code"},
+        {"name": "x", "type": "text", "label": "X", "visible_if": {"field": "code", "equals": "ABC"}},
+        {"name": "age", "type": "number", "label": "Age"},
+        {"name": "y", "type": "text", "label": "Y", "visible_if": {"field": "age", "equals": 18}},
+    ]
+    definition = {"trigger": {**FORM, "fields": fields}, "steps": []}
+    automation = automation_services.create_automation(owner=owner, name="Agree", definition=definition, enabled=True)
+    page.open(on(stack, automation_services.form_url(automation)), "hosted-form")
+    for code, age in (("abc", "18.0"), ("ABC", "17"), ("ABC", "18"), ("", "")):
+        page.raw.get_by_label("Code").fill(code)
+        page.raw.get_by_label("Age").fill(age)
+        hidden = "input => input.closest('[data-visible-if]').hidden"
+        shown = {name for name in ("x", "y") if not page.raw.locator(f'input[name="{name}"]').evaluate(hidden)}
+        assert shown == visible_fields(fields, QueryDict(f"code={code}&age={age}")) & {"x", "y"}, (code, age)
+
