@@ -6,6 +6,7 @@ the service's additions, checked both when the consent page is shown and
 when the decision comes back (its hidden fields could have been changed).
 """
 
+import re
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -49,12 +50,18 @@ def check_resource(values: list[str]) -> str:
     return values[0]
 
 
+# BASE64URL(SHA256(verifier)) without padding: 32 bytes, 43 characters.
+_S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
 def check_pkce(code_challenge: str | None, method: str | None) -> None:
     """A code challenge with method S256; "plain" (the default when no method is named) is refused."""
     if not code_challenge:
         raise RequestRefused("invalid_request", "code_challenge is required (PKCE with S256)")
     if method != "S256":
         raise RequestRefused("invalid_request", 'code_challenge_method must be S256 ("plain" is refused)')
+    if not _S256_CHALLENGE.fullmatch(code_challenge):  # else consent gives a code no verifier can ever redeem
+        raise RequestRefused("invalid_request", "code_challenge must be 43 base64url characters (RFC 7636 4.2)")
 
 
 def may_approve(user) -> bool:

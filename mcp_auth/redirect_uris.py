@@ -37,6 +37,9 @@ def _shape_problem(uri: str) -> str | None:
         return "must be an absolute URI"
     if "@" in parts.netloc:
         return "must not carry a user name or password"
+    if "%" in parts.netloc or "\\" in parts.netloc:
+        # A browser decodes %65vil.com to evil.com, and the consent page would name the encoded host.
+        return "must name its host plainly (no percent-encoding or backslash)"
     return None
 
 

@@ -14,6 +14,8 @@ client_secret_basic whatever was asked, issues RFC 7592 management tokens
 this service does not offer, and validates redirect URIs by scheme alone.
 """
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -30,6 +32,9 @@ from mcp_auth.redirect_uris import redirect_uri_problem
 
 MAX_REDIRECT_URIS = 10
 AUTH_METHODS = [choice.value for choice in RegisteredClient.AuthMethod]
+
+# Marks and embeddings that reorder what follows them (Unicode UAX #9): U+202E shows "exe.png" as "gnp.exe".
+_BIDI_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 class ClientMetadata(serializers.Serializer):
@@ -61,8 +66,10 @@ class ClientMetadata(serializers.Serializer):
         return ["authorization_code", "refresh_token"]
 
     def validate_client_name(self, name: str) -> str:
-        if any(ord(char) < 32 for char in name):
-            raise serializers.ValidationError("must not contain control characters")
+        """The name the consent page shows: no control characters, nor bidirectional ones, which make it read as another
+        (U+202E turns "gnp.exe" around; RFC 7591 5 warns of names that mislead)."""
+        if any(unicodedata.category(char) == "Cc" for char in name) or _BIDI_CONTROL.search(name):
+            raise serializers.ValidationError("must not contain control characters or bidirectional controls")
         return name.strip()
 
 

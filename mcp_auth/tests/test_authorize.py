@@ -111,6 +111,8 @@ def test_a_resource_changed_in_the_consent_form_is_refused(signed_in, agent):
         ({"code_challenge_method": None}, "S256"),  # PKCE's default is plain
         ({"code_challenge": None}, "challenge"),
         ({"code_challenge_method": "S512"}, "algorithm"),
+        ({"code_challenge": "abc"}, "43 base64url"),  # no verifier could ever redeem its code
+        ({"code_challenge": "A" * 42 + "="}, "43 base64url"),
     ],
 )
 def test_a_request_without_an_s256_challenge_is_refused(signed_in, agent, changes, described):
