@@ -62,7 +62,10 @@ def web_service(request: HttpRequest, key: str = "") -> HttpResponse:
     except (WebServiceError, BodyError) as error:  # nothing ran, or nothing counted
         headers = error.headers if isinstance(error, WebServiceError) else ()
         reply = answers.Reply(error.status_code, headers, error.detail.encode(), "text/plain")
-    return _response(reply, answers.cors(request.method, requested, answers.WEB_SERVICE_METHODS))
+    cors = answers.cors(request.method, requested, answers.WEB_SERVICE_METHODS)
+    if reply.headers:  # a browser script may read what a respond step set, and Retry-After
+        cors += (("Access-Control-Expose-Headers", ", ".join(name for name, _ in reply.headers)),)
+    return _response(reply, cors)
 
 
 def _response(reply: answers.Reply, extra: tuple = ()) -> HttpResponse:

@@ -44,6 +44,7 @@ def test_it_answers_with_the_status_headers_and_body_the_respond_step_sets(clien
     assert response["Content-Type"] == "application/json"
     assert response.json() == {"greeting": "hello ada", "got": {"a": [1, 2]}}
     assert response["Access-Control-Allow-Origin"] == "*"
+    assert response["Access-Control-Expose-Headers"] == "X-Kind"  # a browser script may read it
     assert "Access-Control-Allow-Credentials" not in response
     run = Run.objects.get()
     assert (run.source, run.status) == ("web_service", "succeeded")
@@ -161,6 +162,7 @@ def test_the_monthly_quota_per_account_answers_429_once_used(client, make_automa
     response = client.get(service_path(first))
     assert (response.status_code, response.content) == (429, b"monthly usage limit reached")
     assert 0 < int(response["Retry-After"]) <= 31 * 86400  # the first of next month
+    assert response["Access-Control-Expose-Headers"] == "Retry-After"
     assert Run.objects.count() == 2
     assert WebServiceUsage.objects.get().calls == 2
 
