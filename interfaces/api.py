@@ -18,6 +18,7 @@ from interfaces import approval_limits, approvals
 from interfaces.approval_views import OUTCOME_STATUS, client_ip
 from interfaces.approvals import ApprovalItem, Outcome
 from interfaces.json_bodies import read_within
+from interfaces.typed_text import has_control_characters
 
 OUTCOME_ERRORS = {
     Outcome.ALREADY_DECIDED: "already decided",
@@ -54,6 +55,11 @@ class DecisionSerializer(serializers.Serializer):
     item = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
     decision = serializers.ChoiceField(choices=ApprovalItem.Decision.values)
     comment = serializers.CharField(required=False, allow_blank=True, max_length=approvals.COMMENT_LIMIT, default="")
+
+    def validate_comment(self, value: str) -> str:
+        if has_control_characters(value):
+            raise serializers.ValidationError("control characters are not allowed")
+        return value
 
 
 def _one_shape(exc, context):

@@ -13,6 +13,7 @@ from catalog.ratelimits import client_address
 from interfaces import approval_limits, approvals
 from interfaces.approvals import Outcome
 from interfaces.pages import unavailable
+from interfaces.typed_text import has_control_characters
 
 OUTCOME_STATUS = {Outcome.DECIDED: 200, Outcome.ALREADY_DECIDED: 409, Outcome.CLOSED: 409, Outcome.NOT_FOUND: 404}
 PAGE_DECISIONS = {"approve": "approved", "reject": "rejected"}
@@ -22,6 +23,11 @@ class DecisionForm(forms.Form):
     item = forms.IntegerField(min_value=1, max_value=2**63 - 1)
     decision = forms.ChoiceField(choices=[(name, name) for name in PAGE_DECISIONS])
     comment = forms.CharField(required=False, max_length=approvals.COMMENT_LIMIT)
+
+    def clean_comment(self):
+        if has_control_characters(self.cleaned_data["comment"]):
+            raise forms.ValidationError("control characters are not allowed")
+        return self.cleaned_data["comment"]
 
 
 def client_ip(request: HttpRequest) -> str | None:

@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-import unicodedata
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
@@ -19,6 +18,7 @@ from config import api_errors
 from config.page_headers import framed_by
 from interfaces import chat, chat_limits, chat_tokens
 from interfaces.json_bodies import read_within
+from interfaces.typed_text import has_control_characters
 
 
 class PayloadTooLarge(exceptions.APIException):
@@ -72,8 +72,7 @@ class MessageIn(serializers.Serializer):
         self.fields["text"] = TextField(max_length=settings.CHAT_MESSAGE_MAX_CHARS)  # read at call time
 
     def validate_text(self, value: str) -> str:
-        # C0, DEL and C1 (U+009B opens a terminal's escape sequence where a message is printed): all category Cc.
-        if any(unicodedata.category(char) == "Cc" and char not in "\t\n\r" for char in value):
+        if has_control_characters(value):
             raise serializers.ValidationError("control characters are not allowed")
         return value
 

@@ -54,6 +54,13 @@ class MultipleFileField(forms.FileField):
         return [super(MultipleFileField, self).clean(item, initial) for item in files]
 
 
+class DistinctChoicesField(forms.MultipleChoiceField):
+    """A multiple select's answer: each value once, in the order first sent (a crafted POST may repeat one)."""
+
+    def clean(self, value):
+        return list(dict.fromkeys(super().clean(value)))
+
+
 def options(field: dict) -> list[tuple[str, str]]:
     found = []
     for option in field.get("options", []):
@@ -90,11 +97,12 @@ def django_field(field: dict) -> forms.Field:
         if "max" in field:
             validators.append(MaxValueValidator(field["max"]))
         numeric = forms.IntegerField if field.get("integer") else forms.FloatField  # both refuse NaN and infinity
-        widget = forms.NumberInput(attrs={**attrs, "step": "1" if field.get("integer") else "any"})
+        bounds = {name: field[name] for name in ("min", "max") if name in field}  # the spinner stays within them
+        widget = forms.NumberInput(attrs={**attrs, **bounds, "step": "1" if field.get("integer") else "any"})
         return numeric(**common, validators=validators, widget=widget)
     if kind == "select":
         if field.get("multiple"):
-            return forms.MultipleChoiceField(**common, choices=options(field), widget=forms.CheckboxSelectMultiple)
+            return DistinctChoicesField(**common, choices=options(field), widget=forms.CheckboxSelectMultiple)
         # An empty first choice, required or not: a required list would otherwise send its first option for a
         # visitor who never chose (and with it Django renders `required`, the HTML placeholder-option rule).
         choices = [("", _("Choose…") if required else "—"), *options(field)]
@@ -112,7 +120,10 @@ def django_field(field: dict) -> forms.Field:
             strip=False,
         )
     if kind == "file":
-        return MultipleFileField(**common, max_files=field.get("max_files", 1))
+        upload = MultipleFileField(**common, max_files=field.get("max_files", 1))
+        if field.get("accept"):  # the picker offers those types first; the upload handler still decides
+            upload.widget.attrs["accept"] = ",".join(field["accept"])
+        return upload
     raise ValueError(f"no such field type: {kind}")
 
 

@@ -183,6 +183,23 @@ def test_a_required_select_starts_on_no_choice_and_is_refused_until_one_is_made(
     assert FieldForm(field, post(topic="support")).is_valid()
 
 
+def test_inputs_carry_their_bounds_and_accepted_types_for_the_browser():
+    html = FieldForm(
+        [
+            {"name": "age", "type": "number", "min": 18, "max": 130, "integer": True},
+            {"name": "cv", "type": "file", "accept": [".pdf", "image/*"]},
+        ]
+    ).render()
+    assert 'min="18"' in html and 'max="130"' in html and 'accept=".pdf,image/*"' in html
+
+
+def test_a_multiple_select_keeps_each_value_once():
+    form = FieldForm(
+        [{"name": "tags", "type": "select", "multiple": True, "options": ["a", "b"]}], post(tags=["b", "a", "b"])
+    )
+    assert form.is_valid() and form.answers() == {"tags": ["b", "a"]}
+
+
 def test_a_condition_on_a_select_must_name_one_of_its_option_values():
     contact = {"name": "contact", "type": "select", "options": [{"value": "phone", "label": "Phone"}, "email"]}
     fields = [

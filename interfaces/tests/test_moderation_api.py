@@ -72,6 +72,7 @@ def test_an_unknown_key_or_an_item_of_another_queue_gets_404(client, api_path, w
         b'{"item": "1; drop", "decision": "approved"}',
         b'{"item": 1, "decision": "approved", "comment": "a\\u0000b"}',
         b'{"item": 1, "decision": "approved", "comment": "a\\ud800"}',
+        b'{"item": 1, "decision": "approved", "comment": "red \\u009b31m"}',  # C1: a terminal's escape
     ],
 )
 def test_a_malformed_body_gets_400_in_one_shape_and_decides_nothing(client, api_path, waiting_run, body):

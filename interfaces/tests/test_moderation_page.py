@@ -140,6 +140,7 @@ def test_an_item_of_another_queue_cannot_be_decided_through_this_link(
         {"decision": "approve"},
         {"item": "1", "decision": "approve", "comment": "x" * 2001},
         {"item": "1", "decision": "approve", "comment": "nul\x00byte"},
+        {"item": "1", "decision": "approve", "comment": "red \x9b31m"},
     ],
 )
 def test_a_malformed_decision_gets_400_and_decides_nothing(client, queue_path, waiting_run, form):
