@@ -43,3 +43,10 @@ def test_default_ports_are_the_same_host():
     assert normalize_host("App.Example.com:443") == "app.example.com"
     assert normalize_host("localhost:8000") == "localhost:8000"
     assert roles_by_host("http://a:80", "http://a", "http://b:8080") == {"a": ("base", "hooks"), "b:8080": ("mcp",)}
+
+
+def test_a_host_nobody_serves_answers_404_on_every_path_even_in_debug(client, three_hosts, settings, db):
+    settings.DEBUG = True  # as make run: Django's "The install worked successfully" page, with 200, for "/"
+    for path in ("/", "/admin/", "/catalog/v1/apps"):
+        response = client.get(path, HTTP_HOST="forms.customer.example")
+        assert response.status_code == 404 and b"install worked" not in response.content, path
