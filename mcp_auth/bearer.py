@@ -151,11 +151,9 @@ def _statement() -> str:
 
 def authenticate(*, authorization: str | None) -> Bearer | Refusal:
     """The bearer of the Authorization header, or the refusal to answer with (scopes are the caller's to check)."""
-    if authorization is None or not authorization.strip():
-        return missing_token()
     token = token_from(authorization)
-    if token is None:
-        return invalid_token()
+    if token is None:  # none, another scheme or an empty one: no error code then (RFC 6750 3.1), only the way in
+        return missing_token()
     # DOT 3 keeps a SHA-256 checksum of each token and looks tokens up by it (oauth2_validators._load_access_token).
     checksum = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
     held = _valid.get(checksum)
