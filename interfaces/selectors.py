@@ -93,11 +93,16 @@ def waiting_form(run: Run, *, to: str) -> dict | None:
 
 
 def session_state(run: Run) -> str:
-    """Where a session page's run is, as its page shows it: a form for the visitor, done, failed, or busy."""
+    """Where a session page's run is, as its page shows it: a form for the visitor, done, failed, waiting (for
+    someone else, a one-time form or an approval, or for a time: minutes or days), or busy (seconds)."""
     if waiting_form(run, to="session") is not None:
         return "form"
     if run.status in (Run.Status.SUCCEEDED, Run.Status.STOPPED):
         return "done"
     if run.status in (Run.Status.FAILED, Run.Status.ABANDONED):
         return "failed"
+    started = (run.waiting_for or {}).get("kind") != "start"  # a run queued for its first step is only seconds away
+    due = run.resume_at is not None and run.resume_at <= timezone.now()
+    if run.status == Run.Status.WAITING and run.answer is None and started and not due:
+        return "waiting"
     return "busy"

@@ -34,6 +34,7 @@ LOGIN_URL = "/login"
 # fields costs most of a form's GET (benchmarks/RESULTS.md). Only what every visitor sees alike is kept.
 _blank_fields = process_cache.named("blank-form-fields", max_size=1000, seconds=300)
 SESSION_REFRESH_SECONDS = 2
+SESSION_WAITING_REFRESH_SECONDS = 30
 # A page sent again while its first POST is still being started: usually done within a second; at worst the first
 # POST died and its claim runs out (submissions.PENDING_SECONDS), after which sending the page again starts its run.
 SENDING_RETRY_SECONDS = 5
@@ -159,8 +160,10 @@ def _session_state(request, run: Run):
         return render(request, "interfaces/form_done.html", {"message": completion.get("message", "")})
     if run.status in (Run.Status.FAILED, Run.Status.ABANDONED):
         return render(request, "interfaces/form_failed.html")
-    response = render(request, "interfaces/form_busy.html", {"refresh": SESSION_REFRESH_SECONDS})
-    response["Refresh"] = str(SESSION_REFRESH_SECONDS)
+    state = selectors.session_state(run)  # busy, or waiting for someone else: asked again far less often
+    refresh = SESSION_REFRESH_SECONDS if state == "busy" else SESSION_WAITING_REFRESH_SECONDS
+    response = render(request, "interfaces/form_busy.html", {"refresh": refresh, "state": state})
+    response["Refresh"] = str(refresh)
     return response
 
 

@@ -1,5 +1,6 @@
-/* The form session page while its run is busy: ask where the run is every 0.5 s and reload once it shows a form,
-   ends or fails. Without this script the page refreshes itself every 2 s (its Refresh header) all the same. */
+/* The form session page while its run is busy: ask where the run is every 0.5 s (every 15 s while it waits for
+   someone else or a time) and reload once that changes. Without this script the page refreshes itself all the
+   same (its Refresh header: every 2 s, or 30 s while waiting). */
 (function () {
   "use strict";
   var page = document.querySelector("[data-session-state]");
@@ -11,9 +12,9 @@
       .then(function (response) { return response.ok ? response.json() : { state: "gone" }; })
       .then(function (answer) {
         if (answer.state !== page.getAttribute("data-session-state")) { location.reload(); }
-        else { setTimeout(ask, 500); }
+        else { setTimeout(ask, answer.state === "waiting" ? 15000 : 500); }
       })
       .catch(function () { setTimeout(ask, 2000); });
   }
-  setTimeout(ask, 500);
+  setTimeout(ask, page.getAttribute("data-session-state") === "waiting" ? 15000 : 500);
 }());

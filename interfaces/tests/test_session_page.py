@@ -117,10 +117,12 @@ def test_a_failed_run_shows_that_something_went_wrong(client, walk):
     assert response.status_code == 200 and b"Something went wrong" in response.content
 
 
-def test_a_run_that_waits_for_someone_else_shows_the_busy_page(client, walk):
+def test_a_run_that_waits_for_someone_else_says_so_and_is_asked_about_far_less_often(client, walk):
     path = walk([{"id": "boss", "kind": "form", "to": "link", "fields": [{"name": "ok", "type": "checkbox"}]}])
     assert Run.objects.get().status == "waiting"
-    assert client.get(path)["Refresh"] == "2"
+    page = client.get(path)
+    assert page["Refresh"] == "30" and b"waits for someone else" in page.content
+    assert client.get(path + "/state").json() == {"state": "waiting"}
 
 
 def test_the_session_pages_script_learns_where_the_run_is_from_a_small_answer(
