@@ -46,7 +46,7 @@ def decide(browser: httpx.Client, url: str, shown: str, item: ApprovalItem, deci
     """Submit the item's form on the page the browser shows (opened earlier, it may still offer a decided item)."""
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', shown).group(1)
     form = {"csrfmiddlewaretoken": token, "item": str(item.pk), "decision": decision, "comment": comment}
-    return browser.post(url, data=form)
+    return browser.post(url, data=form, follow_redirects=True)  # a decision answers 303 to the page, as a browser
 
 
 def test_a_person_approves_one_item_and_rejects_another_and_each_run_goes_on_with_its_decision(stack, make_automation):
