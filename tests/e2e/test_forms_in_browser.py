@@ -202,4 +202,3 @@ def test_the_page_shows_a_conditional_field_exactly_when_the_server_keeps_it(sta
         hidden = "input => input.closest('[data-visible-if]').hidden"
         shown = {name for name in ("x", "y") if not page.raw.locator(f'input[name="{name}"]').evaluate(hidden)}
         assert shown == visible_fields(fields, QueryDict(f"code={code}&age={age}")) & {"x", "y"}, (code, age)
-
