@@ -129,14 +129,15 @@ def errors(fields: list) -> list[tuple[tuple, str]]:
 def _not_options(index: int, condition: dict, select: dict) -> list[tuple[tuple, str]]:
     """A condition on a select naming a value none of its options has: it could never hold as meant ("Phone" for
     the option "phone"), and the page would show what the server drops."""
-    values = [option.get("value") if isinstance(option, dict) else option for option in select.get("options") or []]
+    options = [option.get("value") if isinstance(option, dict) else option for option in select.get("options") or []]
+    values = {str(option) for option in options}  # an option's value is text: 1 names the option "1"
     found = []
     for key in ("equals", "not_equals", "in"):
         if key not in condition:
             continue
         wanted = condition[key] if key == "in" and isinstance(condition[key], list) else [condition[key]]
         for n, value in enumerate(wanted):
-            if value not in values:
+            if (str(value).lower() if isinstance(value, bool) else str(value)) not in values:
                 path = (index, "visible_if", key, n) if key == "in" else (index, "visible_if", key)
                 found.append((path, f"{value!r} is not one of {select['name']!r}'s option values"))
     return found

@@ -117,5 +117,7 @@ def _headers(scope: dict) -> dict[str, str]:
 async def _lifespan(receive, send) -> None:
     while (await receive())["type"] != "lifespan.shutdown":
         await send({"type": "lifespan.startup.complete"})
-    intake.writer.stop()  # in-flight requests have had their answers; what it committed still goes to the broker
+    # In-flight requests have had their answers; the ids committed since the last message go to the broker now
+    # (a batch whose commit a stopped loop left unfinished is queued by the sweeper).
+    intake.writer.stop()
     await send({"type": "lifespan.shutdown.complete"})

@@ -80,6 +80,8 @@ class Writer:
     async def store(self, row: Accepted) -> None:
         """Return once the row is committed with those gathered beside it; raises as store() does."""
         loop = asyncio.get_running_loop()
+        if self.task is not None and not self.task.done() and self.task.get_loop() is not loop:
+            raise RuntimeError("the writer serves one event loop at a time")  # its futures are that loop's
         done = loop.create_future()  # set to None, or to the error that kept the row out
         self.waiting.append((row, done))
         if self.task is None or self.task.done():
@@ -90,6 +92,8 @@ class Writer:
             async with asyncio.timeout(COMMIT_WAIT_SECONDS):
                 error = await done
         except TimeoutError:
+            if (row, done) in self.waiting:  # not in a commit yet: it never will be, so the 500 is a true refusal
+                self.waiting.remove((row, done))
             raise DatabaseError("the delivery was not committed in time") from None
         if error is not None:
             raise error
@@ -99,7 +103,10 @@ class Writer:
         while self.waiting or self.unsent:
             if self.waiting:
                 batch, self.waiting = self.waiting[:MAX_BATCH], self.waiting[MAX_BATCH:]
-                errors = await loop.run_in_executor(self.thread, _commit, [row for row, _ in batch])
+                try:  # a loop stopped meanwhile leaves a batch committed and unqueued: the sweeper queues it
+                    errors = await loop.run_in_executor(self.thread, _commit, [row for row, _ in batch])
+                except RuntimeError as refused:  # the executor took no job: nothing was committed
+                    errors = [refused] * len(batch)
                 for (row, done), error in zip(batch, errors, strict=True):
                     self.unsent += [row.pk] if error is None else []
                     if not done.done():  # one that timed out was cancelled
@@ -115,7 +122,8 @@ class Writer:
     def stop(self) -> None:
         """Queue what is committed and close the thread's connection (no test database outlives it): on the event
         loop, or with none running."""
-        ids, self.unsent, self.sent_at = self.unsent, [], float("-inf")  # the next store starts afresh
+        # The next store starts afresh; rows a closed loop left waiting have nobody to tell they are stored.
+        ids, self.unsent, self.sent_at, self.waiting = self.unsent, [], float("-inf"), []
         wait([self.thread.submit(_publish, ids), self.thread.submit(connections.close_all)], timeout=10)
 
 

@@ -4,7 +4,7 @@ import ipaddress
 from urllib.parse import urlencode
 
 from django import forms
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods
 from catalog.ratelimits import client_address
 from interfaces import approval_limits, approvals
 from interfaces.approvals import Outcome
-from interfaces.pages import unavailable
+from interfaces.pages import see_other, unavailable
 from interfaces.typed_text import has_control_characters
 
 OUTCOME_STATUS = {Outcome.DECIDED: 200, Outcome.ALREADY_DECIDED: 409, Outcome.CLOSED: 409, Outcome.NOT_FOUND: 404}
@@ -74,7 +74,7 @@ def moderation(request: HttpRequest) -> HttpResponse:
             )
             if outcome is Outcome.DECIDED:  # then a GET, which a reload repeats: never "your decision was not recorded"
                 query = urlencode({"queue": request.GET["queue"], "decided": data["item"]})
-                return private(HttpResponseRedirect(f"{request.path}?{query}", status=303))
+                return private(see_other(f"{request.path}?{query}"))
             notice = {"outcome": outcome.name.lower(), "item": approvals.item_view(queue, data["item"])}
             status = OUTCOME_STATUS[outcome]
         else:

@@ -25,7 +25,7 @@ _SECRET_NAME = re.compile(
     r"secret|token|passw|api[_-]?key|authori[sz]ation|cookie|signature|credential|^key$|^auth$|^sig$", re.IGNORECASE
 )
 # In a URL: the password of its user information, and its query's name=value pairs.
-_URL_PASSWORD = re.compile(r"(?<=//)([^/?#@:]*):[^/?#@]*@")
+_URL_PASSWORD = re.compile(r"(?<=//)([^/?#@:]*):[^/?#]*@")  # to the authority's last @, where browsers split
 _QUERY_PAIR = re.compile(r"(?<=[?&])([^=&#]*)=([^&#]*)")
 _CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # What a waiting record may show: links and keys in it are credentials of the person asked, not the owner's to see.

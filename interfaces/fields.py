@@ -138,6 +138,10 @@ def holds(condition: dict, value) -> bool:
     return any(_same(value, wanted) for wanted in condition["in"])
 
 
+# A number as both sides read one from text (Python's float() also takes "1_8", JavaScript's Number() "0x12").
+_DECIMAL = re.compile(r"\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+
+
 def _is_set(value) -> bool:
     return value not in (None, "", [], False)
 
@@ -148,11 +152,19 @@ def _same(value, wanted) -> bool:
     if isinstance(value, bool) or isinstance(wanted, bool):
         return value is wanted or str(value).lower() == str(wanted).lower()
     if isinstance(value, (int, float)):  # a number field's: 18.0 is 18 and "18", as static/forms.js compares
-        try:
-            return value == float(wanted)
-        except (TypeError, ValueError):
-            return False
-    return str(value if value is not None else "") == str(wanted)
+        if isinstance(wanted, (int, float)):
+            return value == wanted
+        return isinstance(wanted, str) and bool(_DECIMAL.fullmatch(wanted)) and value == float(wanted)
+    return str(value if value is not None else "") == _as_javascript_writes(wanted)
+
+
+def _as_javascript_writes(wanted) -> str:
+    """A condition's value as text the way the page's script writes it (String(x)): 18.0 as "18", null as "null"."""
+    if wanted is None:
+        return "null"
+    if isinstance(wanted, float) and wanted.is_integer() and abs(wanted) < 1e16:
+        return str(int(wanted))
+    return str(wanted)
 
 
 class FieldForm(forms.Form):
@@ -184,8 +196,9 @@ class FieldForm(forms.Form):
             if name not in self.visible:
                 self.cleaned_data.pop(name, None)
                 self._errors.pop(name, None)
-            elif field["type"] == "hidden" and (not field.get("prefill", True) or name not in self.data):
+            elif _fixed(field, self.data):
                 self.cleaned_data[name] = field.get("default", "")  # the author's value: the visitor may not set it
+                self._errors.pop(name, None)
 
     def answers(self) -> dict:
         """The cleaned answers of the visible fields, JSON-ready (dates as ISO text); files for the caller to store."""
@@ -231,11 +244,18 @@ def _value(field: dict, data):
         return None
     if data is None:
         return None
+    if _fixed(field, data):
+        return field.get("default", "")
     raw = _raw(field, data)
     try:
         return django_field({**field, "required": False}).clean(raw)
     except ValidationError:
         return None
+
+
+def _fixed(field: dict, data) -> bool:
+    """A hidden field whose value is its default whatever is sent: it may not be prefilled, or was not sent."""
+    return field["type"] == "hidden" and (not field.get("prefill", True) or field["name"] not in data)
 
 
 def _raw(field: dict, data):

@@ -1,5 +1,6 @@
 """Answers every interface page shares."""
 
+from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
@@ -12,3 +13,10 @@ def unavailable(request):
     for all of them, so that trying keys teaches nothing.
     """
     return render(request, "interfaces/unavailable.html", status=404)
+
+
+def see_other(location: str) -> HttpResponse:
+    """303 after a POST: the browser GETs location, and a reload repeats nothing."""
+    response = HttpResponseRedirect(location)
+    response.status_code = 303
+    return response

@@ -25,7 +25,7 @@ from config import page_headers, process_cache
 from interfaces import blank_pages, ratelimits, selectors, services, spam, submissions, uploads
 from interfaces.fields import FieldForm, prefill_from
 from interfaces.models import FormFile
-from interfaces.pages import unavailable
+from interfaces.pages import see_other, unavailable
 from publickeys.models import PublicKey
 from publickeys.selectors import key_of
 
@@ -38,12 +38,6 @@ SESSION_WAITING_REFRESH_SECONDS = 30
 # A page sent again while its first POST is still being started: usually done within a second; at worst the first
 # POST died and its claim runs out (submissions.PENDING_SECONDS), after which sending the page again starts its run.
 SENDING_RETRY_SECONDS = 5
-
-
-def see_other(location: str) -> HttpResponse:
-    response = HttpResponseRedirect(location)
-    response.status_code = 303
-    return response
 
 
 @page_headers.never_cache  # Django's, cheaper: this is the page opened most

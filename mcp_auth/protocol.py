@@ -15,7 +15,6 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from automations import jsonsafe
 from mcp_auth.bearer import TOOLS_SCOPE, Bearer
 from mcp_auth.tools import Encoded, ToolError, registry, result_text
 
@@ -136,7 +135,7 @@ def call_tool(params: dict | None, bearer: Bearer) -> dict:
         raise RpcError(INVALID_PARAMS, f"Unknown tool: {request.name}")
     if not set(tool.scopes) <= bearer.scopes:
         raise NeedsScopes(tool.scopes)
-    arguments = jsonsafe.clean(request.arguments or {})
+    arguments = request.arguments or {}  # cleaned with the whole message (transport.parse)
     if errors := tool.argument_errors(arguments):
         mismatch = {"error": "the arguments do not match the tool's input schema", "errors": errors}
         return _tool_result(mismatch, is_error=True)

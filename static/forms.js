@@ -21,9 +21,13 @@
     if (typeof value === "boolean" || typeof wanted === "boolean") {
       return String(value).toLowerCase() === String(wanted).toLowerCase();
     }
-    if (typeof value === "number") { return wanted !== null && String(wanted).trim() !== "" && value === Number(wanted); }
+    if (typeof value === "number") {
+      if (typeof wanted === "number") { return value === wanted; }
+      return typeof wanted === "string" && DECIMAL.test(wanted) && value === Number(wanted);
+    }
     return String(value) === String(wanted);
   }
+  var DECIMAL = /^\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;  // as interfaces/fields.py _DECIMAL
   function holds(condition, values, shown) {
     if (!shown) { values = []; }
     if ("is_set" in condition) { return (values.length > 0 && values[0] !== false) === condition.is_set; }

@@ -1,6 +1,7 @@
 """Host routing: each of BASE_URL, HOOKS_URL and MCP_URL answers its own paths; one host answers all."""
 
 import pytest
+from django.test import Client
 
 from config.hosts import normalize_host, roles_by_host
 
@@ -50,3 +51,7 @@ def test_a_host_nobody_serves_answers_404_on_every_path_even_in_debug(client, th
     for path in ("/", "/admin/", "/catalog/v1/apps"):
         response = client.get(path, HTTP_HOST="forms.customer.example")
         assert response.status_code == 404 and b"install worked" not in response.content, path
+    settings.DEBUG = False
+    strict = Client(enforce_csrf_checks=True)
+    for extra in ({}, {"HTTP_TRANSFER_ENCODING": "chunked"}):  # not the CSRF check's 403, nor a 411
+        assert strict.post("/login", HTTP_HOST="forms.customer.example", **extra).status_code == 404

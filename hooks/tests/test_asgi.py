@@ -308,3 +308,53 @@ def test_large_bodies_are_held_at_most_threads_at_a_time_from_their_read_to_thei
 
     assert asyncio.run(two_large_bodies()) == ["first"]  # the second body was not read while the first was held
     assert read == ["first", "second"] and len(stored) == 2
+
+
+def test_a_request_that_gave_up_before_its_row_joined_a_commit_is_never_stored(monkeypatch):
+    started, let_go, committed = threading.Event(), threading.Event(), []
+
+    def insert(rows):
+        started.set()
+        assert let_go.wait(10)
+        committed.extend(row.body for row in rows)
+        for row in rows:
+            row.pk = 1
+
+    monkeypatch.setattr(intake.statements, "insert_deliveries", insert)
+    monkeypatch.setattr(intake, "_publish", lambda ids: None)
+    monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.2)
+    writer = intake.Writer()
+
+    async def first_in_a_commit_then_one_behind_it():
+        first = asyncio.ensure_future(writer.store(intake.Accepted(1, "POST", "/", "", "", b"first", "")))
+        assert await asyncio.to_thread(started.wait, 10)
+        with pytest.raises(intake.DatabaseError):  # gave up while its row waited behind the commit under way
+            await writer.store(intake.Accepted(1, "POST", "/", "", "", b"late", ""))
+        let_go.set()
+        with pytest.raises(intake.DatabaseError):  # gave up too, but its row was in the commit: it is stored
+            await first
+
+    try:
+        asyncio.run(first_in_a_commit_then_one_behind_it())
+    finally:
+        let_go.set()
+        writer.stop()
+    assert committed == [b"first"]
+
+
+def test_a_second_event_loop_is_refused_while_the_first_has_a_commit_under_way(no_database, monkeypatch):
+    started, let_go, commit = threading.Event(), threading.Event(), intake._commit
+    monkeypatch.setattr(intake, "_commit", lambda rows: started.set() or let_go.wait(10) and commit(rows))
+    writer = intake.Writer()
+    first_loop = asyncio.new_event_loop()
+    first = threading.Thread(target=first_loop.run_until_complete, args=(writer.store(a_row()),))
+    first.start()
+    try:
+        assert started.wait(10)
+        with pytest.raises(RuntimeError, match="one event loop"):  # its futures could not be woken from there
+            asyncio.run(writer.store(a_row()))
+    finally:
+        let_go.set()
+        first.join(10)
+        first_loop.close()
+        writer.stop()

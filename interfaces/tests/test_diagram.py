@@ -128,6 +128,8 @@ def test_a_urls_password_and_secret_query_values_and_credentials_are_masked():
     )
     masked = f"https://user:{diagram.MASK}@api.example.com/v1?api_key={diagram.MASK}&q=shown&sig={diagram.MASK}#top"
     assert node.summary == "POST " + masked
+    at_sign = diagram.step_node({"id": "c", "kind": "http_request", "url": "https://user:p@ss@host.example/a@b"})
+    assert at_sign.summary == f"GET https://user:{diagram.MASK}@host.example/a@b"  # the password held an @
     values = {"auth": "x", "Credentials": "y", "author": "z"}
     values = diagram.step_node({"id": "v", "kind": "set_values", "values": values})
     assert dict(values.settings) == {"auth": diagram.MASK, "Credentials": diagram.MASK, "author": "z"}

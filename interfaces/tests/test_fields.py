@@ -207,6 +207,8 @@ def test_a_condition_on_a_select_must_name_one_of_its_option_values():
         {"name": "a", "type": "text", "visible_if": {"field": "contact", "equals": "Phone"}},  # the label, not a value
         {"name": "b", "type": "text", "visible_if": {"field": "contact", "in": ["email", "fax"]}},
         {"name": "c", "type": "text", "visible_if": {"field": "contact", "not_equals": "phone"}},
+        {"name": "size", "type": "select", "options": ["1", "2", "true"]},
+        {"name": "d", "type": "text", "visible_if": {"field": "size", "in": [1, True]}},  # "1" and "true" match
     ]
     assert form_fields.errors(fields) == [
         ((1, "visible_if", "equals"), "'Phone' is not one of 'contact''s option values"),
@@ -227,6 +229,10 @@ def test_a_condition_on_a_select_must_name_one_of_its_option_values():
         ("abc", "ABC", False),
         ("abc", "abc", True),
         (True, "TRUE", True),
+        ("18", 18.0, True),  # a text field against a number: as the page writes 18.0, "18"
+        (18.0, "1_8", False),
+        (18.0, "0x12", False),
+        ("None", None, False),
     ],
 )
 def test_conditions_compare_as_static_forms_js_does(value, wanted, expected):
@@ -242,6 +248,14 @@ def test_a_hidden_field_is_its_default_when_it_may_not_be_prefilled_or_was_not_s
     assert tampered.is_valid() and tampered.answers() == {"fixed": "campaign-7", "ref": "news"}
     omitted = FieldForm(definition, post())
     assert omitted.is_valid() and omitted.answers() == {"fixed": "campaign-7", "ref": "direct"}
+    plan = [
+        {"name": "plan", "type": "hidden", "default": "free", "prefill": False},
+        {"name": "company", "type": "text", "required": True, "visible_if": {"field": "plan", "equals": "pro"}},
+    ]
+    sent_pro = FieldForm(plan, post(plan="pro", company="ACME"))  # nor does what is sent decide what is shown
+    assert sent_pro.is_valid() and sent_pro.answers() == {"plan": "free"}
+    overlong = FieldForm(plan, post(plan="x" * 2000))  # nor refuse the form for a field nobody sees
+    assert overlong.is_valid() and overlong.answers() == {"plan": "free"}
 
 
 @pytest.mark.parametrize(

@@ -55,8 +55,10 @@ def test_search_apps_with_no_query_lists_the_most_popular_first(mcp, make_catalo
 
 def test_search_apps_takes_an_integral_limit_written_as_a_float(mcp, make_catalog):
     make_catalog(app_doc("low", popularity=1), app_doc("high", popularity=900))
-    for limit in (1.0, 1e0):  # JSON Schema's "integer" admits both
-        assert [app["slug"] for app in structured(mcp.call("search_apps", {"limit": limit}))["apps"]] == ["high"]
+    for limit in ("1.0", "1e0", "0.1e1"):  # JSON text JSON Schema's "integer" admits, as a client may write it
+        message = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search_apps", '
+        answer = mcp.post(message + f'"arguments": {{"limit": {limit}}}}}}}', mcp.headers("tools/call", "search_apps"))
+        assert [app["slug"] for app in structured(answer.json()["result"])["apps"]] == ["high"], limit
 
 
 def test_search_apps_survives_hostile_text(mcp, make_catalog):

@@ -192,13 +192,17 @@ def test_the_page_shows_a_conditional_field_exactly_when_the_server_keeps_it(sta
         {"name": "x", "type": "text", "label": "X", "visible_if": {"field": "code", "equals": "ABC"}},
         {"name": "age", "type": "number", "label": "Age"},
         {"name": "y", "type": "text", "label": "Y", "visible_if": {"field": "age", "equals": 18}},
+        {"name": "size", "type": "text", "label": "Size"},
+        {"name": "z", "type": "text", "label": "Z", "visible_if": {"field": "size", "equals": 18.0}},
     ]
     definition = {"trigger": {**FORM, "fields": fields}, "steps": []}
     automation = automation_services.create_automation(owner=owner, name="Agree", definition=definition, enabled=True)
     page.open(on(stack, automation_services.form_url(automation)), "hosted-form")
-    for code, age in (("abc", "18.0"), ("ABC", "17"), ("ABC", "18"), ("", "")):
+    for code, age, size in (("abc", "18.0", "18"), ("ABC", "17", "18.0"), ("ABC", "18", "x"), ("", "", "")):
         page.raw.get_by_label("Code").fill(code)
         page.raw.get_by_label("Age").fill(age)
+        page.raw.get_by_label("Size").fill(size)
         hidden = "input => input.closest('[data-visible-if]').hidden"
-        shown = {name for name in ("x", "y") if not page.raw.locator(f'input[name="{name}"]').evaluate(hidden)}
-        assert shown == visible_fields(fields, QueryDict(f"code={code}&age={age}")) & {"x", "y"}, (code, age)
+        shown = {name for name in "xyz" if not page.raw.locator(f'input[name="{name}"]').evaluate(hidden)}
+        server = visible_fields(fields, QueryDict(f"code={code}&age={age}&size={size}")) & set("xyz")
+        assert shown == server, (code, age, size)
