@@ -2,39 +2,24 @@
 one-time link answer the run once (real threads, each with its own PostgreSQL connection)."""
 
 import re
-import threading
 import time
 
 import pytest
-from django.db import DatabaseError, connection, connections
+from django.db import DatabaseError, connection
 from django.test import Client
 
 from automations import runs
 from automations.models import Run
 from interfaces import services, spam, submissions
 from interfaces.tests.conftest import form_path, shown_token
+from tests.races import at_once
 
 GOOD = {"email": "ada@example.com", "topic": "sales"}
 
 
 def race(*posts):
     """Run each post (a function returning a response) at once on its own thread; their status codes."""
-    start = threading.Barrier(len(posts), timeout=30)
-    codes = []
-
-    def run(post):
-        try:
-            start.wait()
-            codes.append(post().status_code)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(post,)) for post in posts]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return sorted(codes)
+    return sorted(response.status_code for response in at_once(*posts))
 
 
 @pytest.mark.django_db

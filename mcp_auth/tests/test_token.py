@@ -6,7 +6,7 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Grant, RefreshToken
@@ -15,6 +15,7 @@ from mcp_auth.models import RegisteredClient, SpentCode
 from mcp_auth.tests.conftest import code_for, exchange, refresh, register, start_flow
 from mcp_auth.validator import McpValidator
 from tests.e2e.stack import wait_until
+from tests.races import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -92,15 +93,21 @@ def test_a_code_never_issued_or_expired_revokes_nothing(signed_in, agent, tokens
     assert AccessToken.objects.count() == RefreshToken.objects.filter(revoked__isnull=True).count() == 1
 
 
+@pytest.fixture
+def racing(approver) -> tuple:
+    """A flow of a registered agent and a client signed in as its approver, on connections of their own: for
+    requests that race each other on threads (transaction=True tests)."""
+    agent, signed_in = register(Client()), Client()
+    signed_in.force_login(approver)
+    return start_flow(agent), signed_in
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="races between connections need PostgreSQL")
-def test_two_exchanges_of_one_code_that_both_pass_the_check_leave_no_live_token(approver, monkeypatch):
+def test_two_exchanges_of_one_code_that_both_pass_the_check_leave_no_live_token(racing, monkeypatch):
     """Both requests validate the code and save tokens before either deletes its grant: the loser finds the
     grant gone, so the code was used twice, and the tokens of both go."""
-    agent = register(Client())
-    signed_in = Client()
-    signed_in.force_login(approver)
-    flow = start_flow(agent)
+    flow, signed_in = racing
     code = code_for(signed_in, flow)
     both_saved = threading.Barrier(2, timeout=10)
     save = McpValidator.save_bearer_token
@@ -111,49 +118,17 @@ def test_two_exchanges_of_one_code_that_both_pass_the_check_leave_no_live_token(
         return saved
 
     monkeypatch.setattr(McpValidator, "save_bearer_token", save_then_wait)
-    answers = []
-
-    def exchange_once():
-        try:
-            answers.append(exchange(Client(), flow, code))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=exchange_once) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    answers = at_once(*[lambda: exchange(Client(), flow, code)] * 2)
 
     assert sorted(answer.status_code for answer in answers) == [200, 400]
     assert not AccessToken.objects.exists()
     assert not RefreshToken.objects.filter(revoked__isnull=True).exists()
 
 
-def race(*calls) -> list:
-    """Each call on a thread (so a connection) of its own, started together; their answers."""
-    answers = []
-
-    def run(call):
-        try:
-            answers.append(call())
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(call,)) for call in calls]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    return answers
-
-
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="races between connections need PostgreSQL")
-def test_a_code_whose_grant_a_racing_exchange_deleted_after_the_check_is_invalid_grant_not_a_500(approver, monkeypatch):
-    agent, signed_in = register(Client()), Client()
-    signed_in.force_login(approver)
-    flow = start_flow(agent)
+def test_a_code_whose_grant_a_racing_exchange_deleted_after_the_check_is_invalid_grant_not_a_500(racing, monkeypatch):
+    flow, signed_in = racing
     code = code_for(signed_in, flow)
     both_checked, arrivals, validate = threading.Barrier(2, timeout=10), [], McpValidator.validate_code
 
@@ -165,7 +140,7 @@ def test_a_code_whose_grant_a_racing_exchange_deleted_after_the_check_is_invalid
         return valid
 
     monkeypatch.setattr(McpValidator, "validate_code", check_then_let_the_first_finish)
-    answers = race(lambda: exchange(Client(), flow, code), lambda: exchange(Client(), flow, code))
+    answers = at_once(lambda: exchange(Client(), flow, code), lambda: exchange(Client(), flow, code))
 
     assert sorted(answer.status_code for answer in answers) == [200, 400]
     assert [answer.json()["error"] for answer in answers if answer.status_code == 400] == ["invalid_grant"]
@@ -174,10 +149,8 @@ def test_a_code_whose_grant_a_racing_exchange_deleted_after_the_check_is_invalid
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="races between connections need PostgreSQL")
-def test_two_refreshes_with_one_token_at_once_are_reuse_and_no_answer_has_an_empty_token(approver, monkeypatch):
-    agent, signed_in = register(Client()), Client()
-    signed_in.force_login(approver)
-    flow = start_flow(agent)
+def test_two_refreshes_with_one_token_at_once_are_reuse_and_no_answer_has_an_empty_token(racing, monkeypatch):
+    flow, signed_in = racing
     first = exchange(signed_in, flow, code_for(signed_in, flow)).json()
     both_checked, validate = threading.Barrier(2, timeout=10), McpValidator.validate_refresh_token
 
@@ -187,7 +160,7 @@ def test_two_refreshes_with_one_token_at_once_are_reuse_and_no_answer_has_an_emp
         return valid
 
     monkeypatch.setattr(McpValidator, "validate_refresh_token", check_then_wait_for_the_other)
-    answers = race(*[lambda: refresh(Client(), flow, first["refresh_token"])] * 2)
+    answers = at_once(*[lambda: refresh(Client(), flow, first["refresh_token"])] * 2)
 
     assert sorted(answer.status_code for answer in answers) == [200, 400]
     assert [answer.json()["error"] for answer in answers if answer.status_code == 400] == ["invalid_grant"]
