@@ -17,6 +17,7 @@ an address that is already listening.
 import errno
 import logging
 import socket
+import sys
 
 from config.env import env_bool, env_int, env_str, request_body_timeout
 from config.startup_checks import is_loopback_bind
@@ -47,6 +48,14 @@ def pre_request(worker, req) -> None:
         from config import handler
 
         handler.serving.request = req
+
+
+def worker_exit(server, worker) -> None:
+    # In the worker, as it ends. The asyncio worker ends without the lifespan's shutdown on SIGINT and SIGQUIT, so
+    # the ids its writer committed since its last message would wait for the sweeper: they go to the broker now.
+    intake = sys.modules.get("hooks.intake")
+    if intake is not None:
+        intake.writer.stop()
 
 
 def on_starting(server) -> None:

@@ -154,3 +154,14 @@ def test_gunicorns_idle_body_timeout_outlasts_the_body_deadline(monkeypatch, bod
     monkeypatch.setenv("REQUEST_BODY_TIMEOUT_SECONDS", body_seconds)
     loaded = runpy.run_path(str(ROOT / "config" / "gunicorn.py"))  # as gunicorn reads its -c file
     assert loaded["timeout"] > int(body_seconds)
+
+
+def test_a_hooks_worker_that_ends_without_its_lifespan_sends_the_ids_its_writer_committed(monkeypatch):
+    from config import gunicorn as gunicorn_settings
+    from hooks import intake
+
+    sent = []
+    monkeypatch.setattr(intake, "_publish", sent.append)
+    monkeypatch.setattr(intake.writer, "unsent", [7, 8])  # committed, their message not due yet
+    gunicorn_settings.worker_exit(server=None, worker=None)  # as gunicorn calls it in the worker, on SIGINT too
+    assert [7, 8] in sent
