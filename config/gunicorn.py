@@ -54,7 +54,7 @@ def worker_exit(server, worker) -> None:
     # In the worker, as it ends. The asyncio worker ends without the lifespan's shutdown on SIGINT and SIGQUIT, so
     # the ids its writer committed since its last message would wait for the sweeper: they go to the broker now.
     intake = sys.modules.get("hooks.intake")
-    if intake is not None:
+    if intake is not None and intake.writer.unsent:  # a web process's writer never has any
         intake.writer.stop()
 
 
