@@ -126,6 +126,18 @@ def errors(fields: list) -> list[tuple[tuple, str]]:
     return found
 
 
+def as_page_writes(wanted) -> str:
+    """A condition's value as text the way the form page's script writes it (String(x)): 18.0 as "18", null as
+    "null". The server compares text with it so, and the check below names options so (interfaces/fields.py)."""
+    if wanted is None:
+        return "null"
+    if isinstance(wanted, bool):
+        return str(wanted).lower()
+    if isinstance(wanted, float) and wanted.is_integer() and abs(wanted) < 1e16:
+        return str(int(wanted))
+    return str(wanted)
+
+
 def _not_options(index: int, condition: dict, select: dict) -> list[tuple[tuple, str]]:
     """A condition on a select naming a value none of its options has: it could never hold as meant ("Phone" for
     the option "phone"), and the page would show what the server drops."""
@@ -137,7 +149,7 @@ def _not_options(index: int, condition: dict, select: dict) -> list[tuple[tuple,
             continue
         wanted = condition[key] if key == "in" and isinstance(condition[key], list) else [condition[key]]
         for n, value in enumerate(wanted):
-            if (str(value).lower() if isinstance(value, bool) else str(value)) not in values:
+            if as_page_writes(value) not in values:
                 path = (index, "visible_if", key, n) if key == "in" else (index, "visible_if", key)
                 found.append((path, f"{value!r} is not one of {select['name']!r}'s option values"))
     return found

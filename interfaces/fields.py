@@ -18,7 +18,7 @@ from django.template.loader import render_to_string
 from django.utils.datastructures import MultiValueDict
 from django.utils.translation import gettext_lazy as _
 
-from automations.form_fields import LONG_TEXT_MAX, TEXT_MAX
+from automations.form_fields import LONG_TEXT_MAX, TEXT_MAX, as_page_writes
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 _RAW_BYTE = re.compile("[\x80-\xff]")
@@ -155,16 +155,7 @@ def _same(value, wanted) -> bool:
         if isinstance(wanted, (int, float)):
             return value == wanted
         return isinstance(wanted, str) and bool(_DECIMAL.fullmatch(wanted)) and value == float(wanted)
-    return str(value if value is not None else "") == _as_javascript_writes(wanted)
-
-
-def _as_javascript_writes(wanted) -> str:
-    """A condition's value as text the way the page's script writes it (String(x)): 18.0 as "18", null as "null"."""
-    if wanted is None:
-        return "null"
-    if isinstance(wanted, float) and wanted.is_integer() and abs(wanted) < 1e16:
-        return str(int(wanted))
-    return str(wanted)
+    return str(value if value is not None else "") == as_page_writes(wanted)
 
 
 class FieldForm(forms.Form):

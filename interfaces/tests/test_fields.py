@@ -208,7 +208,7 @@ def test_a_condition_on_a_select_must_name_one_of_its_option_values():
         {"name": "b", "type": "text", "visible_if": {"field": "contact", "in": ["email", "fax"]}},
         {"name": "c", "type": "text", "visible_if": {"field": "contact", "not_equals": "phone"}},
         {"name": "size", "type": "select", "options": ["1", "2", "true"]},
-        {"name": "d", "type": "text", "visible_if": {"field": "size", "in": [1, True]}},  # "1" and "true" match
+        {"name": "d", "type": "text", "visible_if": {"field": "size", "in": [1, True, 2.0]}},  # as the page writes
     ]
     assert form_fields.errors(fields) == [
         ((1, "visible_if", "equals"), "'Phone' is not one of 'contact''s option values"),

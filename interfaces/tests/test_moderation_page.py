@@ -77,7 +77,7 @@ def test_a_post_with_csrf_decides_and_shows_the_outcome_when_and_from_which_ip(q
     response = browser.get(response["Location"], REMOTE_ADDR="203.0.113.9")
     assert response.status_code == 200
     page = response.content.decode()
-    assert "Your decision on “Refund order 7” is recorded" in page
+    assert "The decision on “Refund order 7” is recorded" in page
     assert 'class="state state--rejected">rejected<' in page and "from 203.0.113.9" in page and "too much" in page
     item.refresh_from_db()
     assert (item.decision, item.comment, item.decided_from) == ("rejected", "too much", "203.0.113.9")
@@ -92,7 +92,7 @@ def test_reloading_the_page_after_a_decision_repeats_nothing_and_still_says_it_i
     shown = decide(client, queue_path, item.pk, "approve")["Location"]
     for _ in range(2):  # the page, then its reload
         page = client.get(shown)
-        assert page.status_code == 200 and "Your decision on “Refund order 7” is recorded" in page.content.decode()
+        assert page.status_code == 200 and "The decision on “Refund order 7” is recorded" in page.content.decode()
     assert "recorded" not in client.get(queue_path + "&decided=" + "9" * 40).content.decode()  # no such item
     assert ApprovalItem.objects.get().decision == "approved"
 
