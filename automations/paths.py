@@ -25,7 +25,7 @@ def resolve(path: str, context: dict):
     for name in path.split("."):
         if isinstance(value, dict):
             value = value.get(name, MISSING)
-        elif isinstance(value, list) and name.isdigit():
+        elif isinstance(value, list) and name.isascii() and name.isdigit():  # int("²") raises though "²".isdigit()
             index = int(name)
             value = value[index] if index < len(value) else MISSING
         else:

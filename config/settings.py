@@ -343,6 +343,8 @@ OAUTH2_PROVIDER = {
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    # No grace: a refresh token used twice, even by two requests at once, is reuse (mcp_auth/validator.py).
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
 }
 # django-oauth-toolkit's own client model, not swapped; named because migrations of models pointing at it
 # (mcp_auth.RegisteredClient) resolve it through this setting.

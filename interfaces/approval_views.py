@@ -86,5 +86,10 @@ def moderation(request: HttpRequest) -> HttpResponse:
 
 def _decided_notice(queue, decided: str) -> dict | None:
     """The notice of the page a decision redirected to (?decided=<item>), if that item is decided."""
-    item = approvals.item_view(queue, int(decided)) if decided.isdigit() and len(decided) < 19 else None
+    # ASCII digits only: "²".isdigit() holds and int("²") raises; 18 of them always fit a primary key.
+    item = (
+        approvals.item_view(queue, int(decided))
+        if decided.isascii() and decided.isdigit() and len(decided) < 19
+        else None
+    )
     return {"outcome": "decided", "item": item} if item and item.state in PAGE_DECISIONS.values() else None

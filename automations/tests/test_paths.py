@@ -20,6 +20,7 @@ def test_a_path_that_leads_nowhere_is_missing_not_an_error():
         "trigger.body.customer.email.more",
         "steps.lookup.rows.5.plan",
         "trigger.body.n.x",
+        "trigger.body.customer.tags.\u00b2",  # "²".isdigit() holds, and int("²") raises
     ):
         assert resolve(path, CONTEXT) is None
 

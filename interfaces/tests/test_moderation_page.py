@@ -93,7 +93,9 @@ def test_reloading_the_page_after_a_decision_repeats_nothing_and_still_says_it_i
     for _ in range(2):  # the page, then its reload
         page = client.get(shown)
         assert page.status_code == 200 and "The decision on “Refund order 7” is recorded" in page.content.decode()
-    assert "recorded" not in client.get(queue_path + "&decided=" + "9" * 40).content.decode()  # no such item
+    for odd in ("9" * 40, "\u00b2", "%C2%B2", "-1", ""):  # no such item; not ASCII digits ("²".isdigit() holds)
+        page = client.get(queue_path + "&decided=" + odd)
+        assert page.status_code == 200 and "recorded" not in page.content.decode(), odd
     assert ApprovalItem.objects.get().decision == "approved"
 
 
