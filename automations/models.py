@@ -25,9 +25,9 @@ class Automation(models.Model):
     # The keys of its webhook and web service URLs (publickeys/): deleted with it.
     public_keys = GenericRelation("publickeys.PublicKey", content_type_field="target_type", object_id_field="target_id")
     trigger_state = models.JSONField(default=dict, blank=True, help_text="What the trigger remembers between runs.")
-    # The id of the last delivery received before the last Processing > Reset: none up to it ever runs again, not
-    # even the retry of one a worker was running during the reset (hooks.services.on_reset, process_delivery).
-    reset_after_delivery = models.BigIntegerField(default=0, editable=False)
+    # The id of the last run started before the last Processing > Reset: a run up to it that fails is not retried,
+    # as the reset cleared the pending retries (automations.runs.settle; SPEC 3).
+    reset_after_run = models.BigIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -75,6 +75,10 @@ class Run(models.Model):
     source = models.CharField(max_length=20, choices=Source.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
     attempt = models.PositiveIntegerField(default=1)
+    # A retry's first attempt (automations.runs.settle): every attempt of one trigger event points at the first.
+    retry_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="retries", editable=False
+    )
     trigger = models.JSONField(default=dict)
     # The definition the run started with: a run resumed after a wait goes on with its own steps,
     # whatever the automation was changed to meanwhile.
@@ -91,7 +95,8 @@ class Run(models.Model):
     # A person's answer to the wait (a form, a decision), kept until the run goes on with it: the
     # first answer wins (runs.answer), and a worker lost while going on finds it again.
     answer = models.JSONField(null=True, blank=True, editable=False)
-    # The worker that holds a running run, and until when (set for resumed runs; a delivery's lease covers the others).
+    # The worker that holds a running run, and until when (RUN_LEASE_SECONDS: past it, the sweeper gives it back).
+    # A web service call's run has a claim and no lease: the caller's request holds it.
     claim = models.UUIDField(null=True, blank=True, editable=False)
     lease_until = models.DateTimeField(null=True, blank=True, editable=False)
     lost_workers = models.PositiveSmallIntegerField(default=0, editable=False)

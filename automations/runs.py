@@ -12,19 +12,17 @@ two workers, two answers, or a worker and the sweeper never both move a run.
 Other apps move runs only through these functions.
 """
 
-import dataclasses
-import functools
 import logging
 import time
 import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from automations import engine
+from automations import engine, signals
 from automations.models import Automation, Run
 from automations.steps import PAST_TIME_LIMIT
 
@@ -33,22 +31,11 @@ logger = logging.getLogger(__name__)
 # A resumed run whose worker is lost goes back to waiting this many times, then is abandoned:
 # a run that kills every worker that takes it must end too.
 LOST_WORKER_LIMIT = 2
+# What a queued run waits for: its start (runs.queue), in a worker.
+START = "start"
 SWEEP_BATCH = 500
 # What settling writes on a run: the outcome advance() set, and the end of its worker's hold.
 SETTLED_FIELDS = (*engine.OUTCOME_FIELDS, "claim", "lease_until")
-
-
-@dataclasses.dataclass(frozen=True)
-class Gate:
-    """The caller's row a run settles with: it must still hold the values in held, and takes changes.
-
-    held compares as a filter does (None matches NULL).
-    """
-
-    model: type[models.Model]
-    pk: int
-    held: dict
-    changes: dict
 
 
 def start(
@@ -69,26 +56,46 @@ def start(
     )
 
 
-def queue(*, automation: Automation, trigger: dict, source: str) -> Run:
-    """A run to start in a worker, not in the caller: a person's submission (a hosted form) never waits for steps.
+def queue(
+    *,
+    automation: Automation,
+    trigger: dict,
+    source: str,
+    attempt: int = 1,
+    at=None,
+    definition: dict | None = None,
+    dispatch: bool = True,
+    retry_of_id: int | None = None,
+) -> Run:
+    """A run to start in a worker, not in the caller: a delivery, a person's submission, a retry.
 
-    It is committed as waiting, due now, with no step done: the task queued
-    on commit takes it through resume(), and the sweeper queues it again if
-    that task is lost, so a run accepted here is never lost. Its steps run
-    once, as a resumed run's do (a worker lost meanwhile gives it back).
+    It is committed as waiting for its start, due at `at` (now by default),
+    with no step done: the task queued on commit (dispatch; a worker that
+    made it may go on with it itself instead) takes it through resume(), and
+    the sweeper queues it again if that task is lost, so a run accepted here
+    is never lost. Its steps run once, as a resumed run's do (a worker lost
+    meanwhile gives it back). A delivery's run starts only while its
+    automation is on (DELIVERED). definition: the one it runs (the
+    automation's by default). retry_of_id: the first attempt, for a retry.
     """
     from automations import tasks
 
+    when = at or timezone.now()
     run = Run.objects.create(
         automation=automation,
-        definition=automation.definition,
+        definition=automation.definition if definition is None else definition,
         trigger=trigger,
         source=source,
+        attempt=attempt,
+        retry_of_id=retry_of_id,
         status=Run.Status.WAITING,
-        waiting_for={"kind": "start", "step": ""},
-        resume_at=timezone.now(),
+        waiting_for={"kind": START, "step": ""},
+        resume_at=when,
     )
-    transaction.on_commit(lambda: tasks.resume_run.delay(run.pk), robust=True)
+    if dispatch and at is None:
+        transaction.on_commit(lambda: tasks.resume_run.delay(run.pk), robust=True)
+    elif dispatch:
+        _resume_at(run.pk, when)
     return run
 
 
@@ -105,90 +112,67 @@ def failed(*, automation: Automation, source: str, attempt: int, reason: str) ->
     )
 
 
-def settle(run: Run, claim: uuid.UUID | None, *, gate: Gate | None = None) -> bool:
+def settle(run: Run, claim: uuid.UUID | None) -> bool:
     """Save the outcome advance() set on the run (succeeded, stopped, failed or waiting) if claim still holds it.
 
-    False when it does not: the run was abandoned, taken over or deleted
-    meanwhile, and the outcome is dropped. gate: the caller's own row, which
-    must take its changes for the run to settle (a delivery's end, still
-    held by its worker); it is written first, the order a delete takes them
-    in. On PostgreSQL that is one statement, one round trip where a
-    transaction of two takes four (the drain, benchmarks/RESULTS.md, tenth
-    session). That statement writes the gate's row even when the run is no
-    longer held, which never happens to a delivery's run while its delivery
-    is still held (only a worker that took the delivery over abandons it);
-    elsewhere one transaction commits both or neither. A run that waits for
-    a time is queued to resume then, and the sweeper resumes it if that
-    task is lost.
+    False when it does not: the run was given back, abandoned or deleted
+    meanwhile, and the outcome is dropped. A run that waits for a time is
+    queued to resume then, and the sweeper resumes it if that task is lost.
+    A run of a delivery that failed is retried as its automation's retries
+    say: the next attempt is a run of its own, queued in the same
+    transaction, so a retry is never lost nor made twice.
     """
     values = {name: getattr(run, name) for name in engine.OUTCOME_FIELDS} | {"claim": None, "lease_until": None}
-    if gate is not None and connection.vendor == "postgresql":
-        params = [
-            *_db_values(gate.model, gate.changes),
-            gate.pk,
-            *_db_values(gate.model, gate.held),
-            *_db_values(Run, values),
-            run.pk,
-            Run.Status.RUNNING,
-            Run._meta.get_field("claim").get_db_prep_save(claim, connection),
-        ]
-        with connection.cursor() as cursor:
-            cursor.execute(gated_settle_sql(gate.model, tuple(gate.held), tuple(gate.changes)), params)
-            settled = cursor.fetchone() is not None
-    elif gate is None:
-        settled = bool(Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(**values))
-    else:
+    try:
         with transaction.atomic():
-            gate_row = gate.model._default_manager.filter(pk=gate.pk, **gate.held)
-            settled = bool(gate_row.update(**gate.changes)) and bool(
-                Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(**values)
-            )
-            if not settled:
-                transaction.set_rollback(True)
-    if settled and run.status == Run.Status.WAITING and run.resume_at is not None:
+            if not Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(**values):
+                return False
+            if run.status == Run.Status.FAILED:
+                _retry(run)
+    except DatabaseError:
+        # A delete that went through first refuses the retry's foreign key at commit, or PostgreSQL breaks a lock
+        # cycle with it by failing this transaction: the run went with its automation.
+        if Automation.objects.filter(pk=run.automation_id).exists():
+            raise
+        return False
+    if run.status == Run.Status.WAITING and run.resume_at is not None:
         _resume_at(run.pk, run.resume_at)
-    return settled
+    return True
 
 
-@functools.cache
-def gated_settle_sql(gate_model: type[models.Model], held: tuple[str, ...], changes: tuple[str, ...]) -> str:
-    """The gate's UPDATE as a data-modifying WITH, and the run's UPDATE that happens only if the gate's row did.
+# Runs of deliveries: retried when they fail, as nobody waits for them (a web service caller or a person does), and
+# kept while their automation is off, as the deliveries they come from are (SPEC 3). A person's submission taken
+# while it was on still gets its run.
+DELIVERED = (Run.Source.WEBHOOK,)
 
-    Built once per shape of gate: compiled by the ORM from two querysets for
-    every delivery, it cost a worker eight times the CPU of its parameters
-    (benchmarks/RESULTS.md, eleventh session). Parameters: the gate's
-    changes, its pk and held values, then SETTLED_FIELDS' values, the run's
-    pk, RUNNING and the claim.
-    """
-    quote = connection.ops.quote_name
 
-    def column(model, name: str) -> str:
-        return quote(model._meta.get_field(name).column)
-
-    gate_sets = ", ".join(f"{column(gate_model, name)} = %s" for name in changes)
-    gate_held = "".join(f" AND {column(gate_model, name)} IS NOT DISTINCT FROM %s" for name in held)
-    run_sets = ", ".join(f"{column(Run, name)} = %s" for name in SETTLED_FIELDS)
-    return (
-        f"WITH gate AS (UPDATE {quote(gate_model._meta.db_table)} SET {gate_sets} "
-        f"WHERE {quote(gate_model._meta.pk.column)} = %s{gate_held} RETURNING 1) "
-        f"UPDATE {quote(Run._meta.db_table)} SET {run_sets} WHERE {column(Run, 'id')} = %s "
-        f"AND {column(Run, 'status')} = %s AND {column(Run, 'claim')} IS NOT DISTINCT FROM %s "
-        "AND EXISTS (SELECT FROM gate) RETURNING 1"
+def _retry(run: Run) -> Run | None:
+    """The next attempt of a failed run, queued after the automation's backoff (doubled after each attempt), or
+    None when its attempts are used up or the automation was reset since the run started (SPEC 3: a reset
+    clears pending automatic retries)."""
+    automation = run.automation
+    if run.source not in DELIVERED or run.attempt >= automation.retry_attempts:
+        return None
+    reset_after_run = Automation.objects.filter(pk=automation.pk).values_list("reset_after_run", flat=True).first()
+    if reset_after_run is None or run.pk <= reset_after_run:
+        return None
+    backoff = timedelta(seconds=automation.retry_backoff * 2 ** (run.attempt - 1))
+    return queue(
+        automation=automation,
+        trigger=run.trigger,
+        source=run.source,
+        attempt=run.attempt + 1,
+        at=timezone.now() + backoff,
+        retry_of_id=run.retry_of_id or run.pk,
     )
-
-
-def _db_values(model, values: dict) -> list:
-    """The values as the ORM sends them for these fields (a UUID as hex on SQLite, JSON adapted, say)."""
-    return [model._meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
 
 
 def fail(run: Run, claim: uuid.UUID | None, reason: str) -> bool:
-    """A running run that ended for a fault of ours, not of its steps (the database gone mid-run, a bug)."""
-    return bool(
-        Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(
-            status=Run.Status.FAILED, error=reason, finished_at=timezone.now(), claim=None, lease_until=None
-        )
-    )
+    """A running run that ended for a fault of ours, not of its steps (a bug): settled failed, and retried as a
+    failed run is."""
+    run.status, run.error, run.finished_at = Run.Status.FAILED, reason, timezone.now()
+    run.waiting_for = run.resume_at = run.answer = None
+    return settle(run, claim)
 
 
 def abandon(run_id: int, reason: str) -> bool:
@@ -240,27 +224,47 @@ def resume(run_id: int, *, answer=None, early: bool = False) -> bool:
     A run waiting for a time is taken only once its time has come, unless
     early (an answer that needs no time). The resumed run holds a lease:
     past it, the sweeper gives the run back to waiting for another worker.
+    This claim and lease are the only ones a worker holds (DESIGN.md
+    contract 5): a delivery's run, a queued form submission, a retry and a
+    run that waited are all resumed here. A delivery's run that has not
+    started yet, of an automation that is off, is given back untouched
+    (False): it starts once the automation is turned on.
     """
     claim, now = uuid.uuid4(), timezone.now()
     due = Run.objects.filter(pk=run_id, status=Run.Status.WAITING)
     if not early:
         due = due.filter(resume_at__lte=now)
-    if not due.update(
-        status=Run.Status.RUNNING, claim=claim, lease_until=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
-    ):
+    if not due.update(status=Run.Status.RUNNING, claim=claim, lease_until=now + timedelta(seconds=lease_seconds())):
         return False
     run = Run.objects.select_related("automation").get(pk=run_id)
+    if not run.automation.enabled and run.source in DELIVERED and (run.waiting_for or {}).get("kind") == START:
+        Run.objects.filter(pk=run_id, claim=claim).update(status=Run.Status.WAITING, claim=None, lease_until=None)
+        return False
     if run.answer is not None:  # a person's answer, recorded by answer()
         answer = run.answer
-    limit = settings.DELIVERY_LEASE_SECONDS * 0.9  # the last tenth leaves time to settle while the lease holds
     try:
-        engine.advance(run, answer=answer, deadline=time.monotonic() + limit, past_deadline=PAST_TIME_LIMIT)
+        engine.advance(run, answer=answer, deadline=time.monotonic() + time_limit(), past_deadline=PAST_TIME_LIMIT)
     except Exception:
-        logger.exception("run %s could not go on after its wait", run_id)
-        fail(run, claim, "internal error while going on after a wait")
+        logger.exception("run %s could not go on", run_id)
+        fail(run, claim, "internal error while it went on")
         return True
     settle(run, claim)
     return True
+
+
+def lease_seconds() -> int:
+    """How long a worker holds a run it resumed; past it, the worker is presumed lost (RUN_LEASE_SECONDS)."""
+    return settings.RUN_LEASE_SECONDS
+
+
+def time_limit() -> float:
+    """Seconds a resumed run may take: nine tenths of its lease.
+
+    Past the lease the sweeper gives the run to another worker, and its
+    steps would happen a second time beside it; the last tenth leaves time
+    to settle the outcome while the claim still holds.
+    """
+    return lease_seconds() * 0.9
 
 
 def answer(run_id: int, *, step: str, answer: dict) -> bool:
@@ -293,39 +297,42 @@ def answer(run_id: int, *, step: str, answer: dict) -> bool:
 
 
 def sweep() -> int:
-    """Resume waiting runs whose time has come, and give back to waiting the resumed runs whose worker was lost.
+    """The one sweeper: resume waiting runs whose time has come, give back to waiting the resumed runs whose worker
+    was lost, then let other apps queue what they hold that no task does (signals.sweep: hooks' deliveries).
 
     Beat calls this every RUN_SWEEP_SECONDS: the task queued when a run began
     to wait may have been lost with a broker or a worker. Returns how many
-    runs it queued or moved.
+    runs it queued or abandoned.
     """
     from automations import tasks
 
     now = timezone.now()
+    lost = Run.objects.filter(status=Run.Status.RUNNING, lease_until__lt=now)
+    abandoned = lost.filter(lost_workers__gte=LOST_WORKER_LIMIT).update(
+        status=Run.Status.ABANDONED,
+        error=f"its worker was lost {LOST_WORKER_LIMIT + 1} times while it ran",
+        finished_at=now,
+        claim=None,
+        lease_until=None,
+    )
+    # Its steps are saved only when it settles, so it waits again at the step it waited at, due now.
+    requeued = lost.update(
+        status=Run.Status.WAITING, resume_at=now, claim=None, lease_until=None, lost_workers=F("lost_workers") + 1
+    )
     # Those due before the next sweep are queued for their time (eta), so a delay ends on time.
     soon = now + timedelta(seconds=settings.RUN_SWEEP_SECONDS)
     due = list(
         Run.objects.filter(status=Run.Status.WAITING, resume_at__lte=soon)
+        .exclude(source__in=DELIVERED, waiting_for__kind=START, automation__enabled=False)  # kept until it is on
         .order_by("resume_at")
         .values_list("pk", "resume_at")[:SWEEP_BATCH]
     )
     for run_id, when in due:
         tasks.resume_run.apply_async((run_id,), eta=max(when, now))
-    lost = Run.objects.filter(status=Run.Status.RUNNING, lease_until__lt=now)
-    abandoned = lost.filter(lost_workers__gte=LOST_WORKER_LIMIT).update(
-        status=Run.Status.ABANDONED,
-        error="its worker was lost each time it went on after a wait",
-        finished_at=now,
-        claim=None,
-        lease_until=None,
-    )
-    # Its steps are saved only when it settles, so it waits again at the step it waited at.
-    requeued = lost.update(
-        status=Run.Status.WAITING, resume_at=now, claim=None, lease_until=None, lost_workers=F("lost_workers") + 1
-    )
     if due or abandoned or requeued:
         logger.info("run sweeper: %d due, %d given back to waiting, %d abandoned", len(due), requeued, abandoned)
-    return len(due) + abandoned + requeued
+    signals.sweep.send(sender=Run)
+    return len(due) + abandoned
 
 
 def _resume_at(run_id: int, when) -> None:

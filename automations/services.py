@@ -4,13 +4,13 @@ from datetime import date
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Max
 from django.utils import timezone
 
 from automations import definition as definitions
 from automations import deletion, lifecycle, runs, triggers
 from automations.exceptions import NotOff, QuotaExceeded
-from automations.models import Automation, LookupRow, WebServiceUsage
+from automations.models import Automation, LookupRow, Run, WebServiceUsage
 from automations.triggers import TriggerRefused
 from publickeys import selectors as key_selectors
 from publickeys import services as key_services
@@ -104,15 +104,17 @@ def turn_off(*, automation: Automation) -> None:
 def reset(*, automation: Automation) -> None:
     """Processing > Reset (SPEC 3): trigger state and This-automation rows cleared, unprocessed deliveries discarded.
 
-    Its waiting runs end too (runs.end_waiting): a reset starts the
-    automation afresh, and a decision or a form sent for the old state
-    should not act on the new one.
+    Its waiting runs end too (runs.end_waiting), queued retries among them:
+    a reset starts the automation afresh, and a decision or a form sent for
+    the old state should not act on the new one.
     """
     automation = Automation.objects.select_for_update().get(pk=automation.pk)
     if automation.enabled:
         raise NotOff("turn the automation off before resetting it")
     automation.trigger_state = {}
-    automation.save(update_fields=["trigger_state", "updated_at"])
+    # A run going on now finishes its attempt, and makes no retry (runs.settle).
+    automation.reset_after_run = Run.objects.aggregate(last=Max("pk"))["last"] or 0
+    automation.save(update_fields=["trigger_state", "reset_after_run", "updated_at"])
     LookupRow.objects.filter(automation=automation).delete()
     runs.end_waiting(automation_id=automation.pk, reason=ENDED_BY_RESET)
     lifecycle.emit("reset", automation)

@@ -88,20 +88,20 @@ def check_pgbouncer(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
 
 
 def check_visibility_timeout(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
-    """W002: the Redis broker hands out a task again before the delivery lease of the worker running it ends.
+    """W002: the Redis broker hands out a task again before the run lease of the worker running it ends.
 
-    Claims keep the run single (the second worker finds the delivery held),
-    but every delivery that runs longer than the visibility timeout costs a
-    second worker a claim attempt, and its message comes back again and again.
+    Claims keep the run single (the second worker finds the run held), but
+    every run that goes on longer than the visibility timeout costs a second
+    worker a claim attempt, and its message comes back again and again.
     """
     visibility = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}).get("visibility_timeout")
-    if visibility is None or visibility > settings.DELIVERY_LEASE_SECONDS:
+    if visibility is None or visibility > settings.RUN_LEASE_SECONDS:
         return []
     return [
         checks.Warning(
-            f"CELERY_VISIBILITY_TIMEOUT={visibility} is not longer than DELIVERY_LEASE_SECONDS="
-            f"{settings.DELIVERY_LEASE_SECONDS}: Redis would hand a running delivery's task to another worker.",
-            hint="Set CELERY_VISIBILITY_TIMEOUT above DELIVERY_LEASE_SECONDS (defaults: 3600 and 300).",
+            f"CELERY_VISIBILITY_TIMEOUT={visibility} is not longer than RUN_LEASE_SECONDS="
+            f"{settings.RUN_LEASE_SECONDS}: Redis would hand a running run's task to another worker.",
+            hint="Set CELERY_VISIBILITY_TIMEOUT above RUN_LEASE_SECONDS (defaults: 3600 and 300).",
             id="flowgate.W002",
         )
     ]

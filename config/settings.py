@@ -259,15 +259,16 @@ REQUEST_BODY_TIMEOUT_SECONDS = request_body_timeout()
 # Webhook and web service URLs answer 503 (also switchable in admin).
 MAINTENANCE_MODE = env_bool("MAINTENANCE_MODE", False)
 HOOK_SUPPRESSION_SECONDS = env_int("HOOK_SUPPRESSION_SECONDS", 600, minimum=0)
-# A worker holds a delivery this long; past it, the delivery is presumed lost
-# with its worker and runs again. It bounds the longest run.
-DELIVERY_LEASE_SECONDS = env_int("DELIVERY_LEASE_SECONDS", 300, minimum=5)
-# The sweeper runs this often and re-enqueues deliveries accepted at least
-# this long ago that no task has picked up.
-DELIVERY_SWEEP_SECONDS = env_int("DELIVERY_SWEEP_SECONDS", 30, minimum=1)
-# How often beat looks for waiting runs whose time has come and for resumed runs whose worker was lost
-# (automations/runs.py). A delay ending within this much of a sweep is queued for its exact time.
+# A worker holds a run this long; past it, the run is presumed lost with its
+# worker and given back to waiting for another. It bounds the longest run.
+RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 300, minimum=5)
+# How often the one sweeper (automations/runs.py) looks for waiting runs whose time has come, for runs whose
+# worker was lost, and for deliveries no task holds. A delay ending within this much of a sweep is queued for
+# its exact time.
 RUN_SWEEP_SECONDS = env_int("RUN_SWEEP_SECONDS", 15, minimum=1)
+# A delivery still pending this long after it was accepted (its message lost with a broker) is queued again by
+# the sweeper; younger ones are left to the message the intake sent.
+DELIVERY_SWEEP_SECONDS = env_int("DELIVERY_SWEEP_SECONDS", 30, minimum=1)
 WEB_SERVICE_MONTHLY_QUOTA = env_int("WEB_SERVICE_MONTHLY_QUOTA", 10000, minimum=0)
 WEB_SERVICE_TIMEOUT_SECONDS = env_int("WEB_SERVICE_TIMEOUT_SECONDS", 30, minimum=1)
 HTTP_STEP_TIMEOUT_SECONDS = env_int("HTTP_STEP_TIMEOUT_SECONDS", 30, minimum=1)
@@ -426,12 +427,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "catalog.rebuild_feed",
         "schedule": crontab(minute="*/15"),
     },
-    # DESIGN.md contract 1: accepted deliveries whose task was lost run anyway.
-    "hooks-sweep-deliveries": {
-        "task": "hooks.sweep_deliveries",
-        "schedule": DELIVERY_SWEEP_SECONDS,
-    },
-    # DESIGN.md contract 5: waiting runs go on when their time comes, even if the task queued then was lost.
+    # DESIGN.md contracts 1 and 5, the one sweeper: waiting runs go on when their time comes, runs whose worker
+    # was lost go back to waiting, and accepted deliveries whose task was lost run anyway.
     "automations-sweep-runs": {
         "task": "automations.sweep_runs",
         "schedule": RUN_SWEEP_SECONDS,

@@ -1,4 +1,4 @@
-"""Django admin for the hooks: deliveries (pending retries included) and the maintenance switch."""
+"""Django admin for the hooks: deliveries and the maintenance switch."""
 
 from django.contrib import admin
 
@@ -8,9 +8,9 @@ from hooks.models import Delivery, Maintenance
 
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
-    """Deliveries; filter status "pending" with attempts above 0 for the pending automatic retries."""
+    """Deliveries; each done one links the run it became (its retries are runs of their own, in Execution History)."""
 
-    list_display = ("public_id", "automation", "status", "method", "attempts", "not_before", "received_at", "run")
+    list_display = ("public_id", "automation", "status", "method", "received_at", "run")
     list_filter = ("status", "method")
     search_fields = ("=public_id", "automation__name")
     date_hierarchy = "received_at"
@@ -25,14 +25,11 @@ class DeliveryAdmin(admin.ModelAdmin):
         "body_size",
         "body_digest",
         "received_at",
-        "attempts",
-        "not_before",
-        "lease_until",
         "run",
         "suppressed_by",
         "error",
     )
-    exclude = ("body", "claim")
+    exclude = ("body",)
 
     def has_add_permission(self, request):
         return False

@@ -7,8 +7,9 @@ class HooksConfig(AppConfig):
     name = "hooks"
 
     def ready(self):
-        from automations import lifecycle
-        from hooks import services
+        from automations import lifecycle, signals
+        from hooks import deliveries
 
-        lifecycle.listen("turned_on", services.on_turned_on)
-        lifecycle.listen("reset", services.on_reset)
+        lifecycle.listen("turned_on", deliveries.on_turned_on)
+        lifecycle.listen("reset", deliveries.on_reset)
+        signals.sweep.connect(deliveries.queue_pending, dispatch_uid="hooks.queue_pending")

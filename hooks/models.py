@@ -1,4 +1,4 @@
-"""Deliveries: every request accepted at a webhook URL, kept until its run has completed."""
+"""Deliveries: every request accepted at a webhook URL, kept until a worker has turned it into its run."""
 
 import uuid
 
@@ -6,13 +6,18 @@ from django.db import models
 
 
 class Delivery(models.Model):
-    """One accepted webhook request (DESIGN.md contract 1: stored before the 200 goes out)."""
+    """One accepted webhook request (DESIGN.md contract 1: stored before the 200 goes out).
+
+    A worker turns it into its run in one transaction (hooks/deliveries.py):
+    from then on the run is what is claimed, leased, retried and swept, and
+    the delivery is done. Nothing holds a pending delivery: a worker lost
+    while turning it rolls back, and the sweeper queues it again.
+    """
 
     class Status(models.TextChoices):
-        PENDING = "pending", "pending (queued, kept while off, or waiting for a retry)"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed", "failed (retries used up)"
+        PENDING = "pending", "pending (queued, or kept while off)"
+        DONE = "done", "done (its run is in Execution History)"
+        FAILED = "failed", "failed (its run could not be started)"
         SUPPRESSED = "suppressed", "suppressed duplicate"
 
     # No index of its own: the composite indexes below start with it, and every index costs each webhook.
@@ -30,13 +35,15 @@ class Delivery(models.Model):
     body = models.BinaryField()
     body_digest = models.CharField(max_length=64, help_text="SHA-256 of the body, for duplicate suppression.")
     received_at = models.DateTimeField(auto_now_add=True)
-    attempts = models.PositiveIntegerField(default=0)
-    not_before = models.DateTimeField(null=True, blank=True, help_text="A pending retry waits until then.")
-    # A worker's claim: who holds the delivery and until when (past it, the worker is presumed lost).
-    claim = models.UUIDField(null=True, blank=True, editable=False)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    run = models.ForeignKey("automations.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    error = models.TextField(blank=True, db_default="", help_text="Why the delivery failed, when it did.")
+    run = models.ForeignKey(
+        "automations.Run",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The run it became: its first attempt (a retry is a run of its own, with the next attempt).",
+    )
+    error = models.TextField(blank=True, db_default="", help_text="Why no run could be started, when none was.")
     suppressed_by = models.ForeignKey(
         "automations.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="suppressed_deliveries"
     )

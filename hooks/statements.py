@@ -2,8 +2,8 @@
 
 The ORM costs more than the work on the hottest paths (benchmarks/RESULTS.md):
 accepted webhooks are stored many rows to one INSERT (hooks/intake.py), and
-each delivery a worker takes is claimed by one UPDATE ... RETURNING and
-checked for duplicates by one SELECT, both built once per process. Every
+each delivery a worker takes is checked for duplicates by one SELECT, both
+built once per process. Every
 column name and value here comes from the model's fields, so a field added
 to Delivery cannot be silently left out (hooks/tests/test_statements.py).
 """
@@ -38,40 +38,6 @@ def db_values(model, values: dict) -> list:
 def db_value(model, name: str, value):
     """A value as the ORM sends it for this field (a UUID as hex on SQLite, say)."""
     return model._meta.get_field(name).get_db_prep_save(value, connection)
-
-
-def claim(delivery_id: int, changes: dict, now) -> Delivery | None:
-    """Apply changes to the delivery if it is pending and due, or running under a lapsed lease; count an attempt.
-
-    Returns the row as updated, or None if another worker holds it or it is
-    not due.
-    """
-    now_param = db_value(Delivery, "lease_until", now)
-    rows = Delivery.objects.raw(
-        claim_sql(tuple(changes)),
-        [*db_values(Delivery, changes), delivery_id, Delivery.Status.PENDING, now_param]
-        + [Delivery.Status.RUNNING, now_param],
-    )
-    return next(iter(rows), None)
-
-
-@functools.cache
-def claim_sql(changes: tuple[str, ...]) -> str:
-    """The claim's UPDATE ... RETURNING every column; parameters: the changes, the pk, PENDING, now, RUNNING, now.
-
-    Conditions are on the row's own columns only: PostgreSQL re-checks those
-    against a concurrent claimer's committed row, but not a subquery (which a
-    join in the filter would become).
-    """
-    status, not_before, lease_until = (column(Delivery, name) for name in ("status", "not_before", "lease_until"))
-    attempts = column(Delivery, "attempts")
-    sets = ", ".join(f"{column(Delivery, name)} = %s" for name in changes)
-    return (
-        f"UPDATE {connection.ops.quote_name(Delivery._meta.db_table)} SET {sets}, {attempts} = {attempts} + 1 "
-        f"WHERE {column(Delivery, 'id')} = %s AND (({status} = %s AND ({not_before} IS NULL OR {not_before} <= %s)) "
-        f"OR ({status} = %s AND {lease_until} < %s)) "
-        f"RETURNING {quoted_columns(Delivery)}"
-    )
 
 
 def original_run(delivery: Delivery, *, completed: tuple[str, ...], waiting: str, since) -> int | None:
@@ -118,8 +84,8 @@ def original_run_sql(completed: int) -> str:
 # each), those every new delivery starts with (a callable: its value at the insert), and those the table
 # fills (null, or its default). hooks/tests/test_statements.py checks that together they are Delivery's fields.
 ACCEPTED = ("automation", "public_id", "method", "path", "query_string", "content_type", "body", "body_digest")
-STARTING = {"status": Delivery.Status.PENDING, "attempts": 0, "received_at": timezone.now}
-LEFT_TO_THE_TABLE = ("id", "not_before", "claim", "lease_until", "run", "error", "suppressed_by")
+STARTING = {"status": Delivery.Status.PENDING, "received_at": timezone.now}
+LEFT_TO_THE_TABLE = ("id", "run", "error", "suppressed_by")
 # Batches up to this size use a statement prepared on the connection (one per size); larger ones are rare.
 PREPARED_BATCH = 32
 _BINARY = 1  # libpq's format code: every parameter and result column travels as raw bytes

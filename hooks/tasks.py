@@ -5,28 +5,21 @@ from celery import shared_task
 
 @shared_task(name="hooks.process_delivery")
 def process_delivery(delivery_id: int) -> None:
-    from hooks import services
+    from hooks import deliveries
 
-    services.process_delivery(delivery_id=delivery_id)
+    deliveries.process_delivery(delivery_id=delivery_id)
 
 
 @shared_task(name="hooks.process_deliveries")
 def process_deliveries(delivery_ids: list[int]) -> None:
     """Run deliveries committed together, in order; any left unrun (a worker killed) the sweeper requeues."""
-    from hooks import services
+    from hooks import deliveries
 
-    services.process_deliveries(delivery_ids=delivery_ids)
+    deliveries.process_deliveries(delivery_ids=delivery_ids)
 
 
 @shared_task(name="hooks.replay_kept")
 def replay_kept(automation_id: int) -> None:
-    from hooks import services
+    from hooks import deliveries
 
-    services.replay_kept(automation_id=automation_id)
-
-
-@shared_task(name="hooks.sweep_deliveries")
-def sweep_deliveries() -> None:
-    from hooks import services
-
-    services.sweep()
+    deliveries.replay_kept(automation_id=automation_id)

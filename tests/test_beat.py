@@ -14,7 +14,7 @@ def test_it_creates_the_missing_folder_of_its_schedule_file(tmp_path):
     schedule = tmp_path / "fresh" / "var" / "celerybeat-schedule"
     scheduler = Scheduler(app=app, schedule_filename=str(schedule))
     try:
-        assert "hooks-sweep-deliveries" in scheduler.schedule
+        assert "automations-sweep-runs" in scheduler.schedule
     finally:
         scheduler.close()
     assert schedule.parent.is_dir()

@@ -27,7 +27,6 @@ SCHEDULED = {
     "catalog.rebuild_feed",
     "catalog.build_bulk",
     "catalog.expire_retired_apps",
-    "hooks.sweep_deliveries",
     "automations.sweep_runs",
     "mcp_auth.purge_unused_clients",
     "mcp_auth.clear_expired",
@@ -39,7 +38,7 @@ def test_the_tasks_are_registered():
     assert SCHEDULED | {"hooks.process_delivery", "hooks.replay_kept"} <= set(app.tasks)
 
 
-def test_beat_schedules_every_catalog_job_and_both_sweepers():
+def test_beat_schedules_every_catalog_job_and_the_one_sweeper():
     tasks = {entry["task"] for entry in app.conf.beat_schedule.values()}
     assert tasks == SCHEDULED
 
@@ -48,9 +47,9 @@ def test_beat_runs_the_sweeper_as_often_as_the_environment_says(tmp_path):
     probe = (
         "import django; django.setup(); from config.celery import app; from config.beat import Scheduler; "
         f"scheduler = Scheduler(app=app, schedule_filename={str(tmp_path / 'schedule')!r}); "
-        "print(scheduler.schedule['hooks-sweep-deliveries'].schedule.run_every.total_seconds()); scheduler.close()"
+        "print(scheduler.schedule['automations-sweep-runs'].schedule.run_every.total_seconds()); scheduler.close()"
     )
-    environment = {**os.environ, "DELIVERY_SWEEP_SECONDS": "7"}
+    environment = {**os.environ, "RUN_SWEEP_SECONDS": "7"}
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=environment, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "7.0"

@@ -18,6 +18,7 @@ from django.test import Client
 from automations import runs
 from automations import services as automation_services
 from automations.models import Automation, Run
+from hooks import deliveries as hook_deliveries
 from hooks import intake
 from hooks import services as hook_services
 from hooks.incoming import Incoming
@@ -195,7 +196,7 @@ def test_a_worker_whose_run_would_commit_after_the_delete_ends_quietly(make_auto
         return run
 
     monkeypatch.setattr(runs, "start", start_run_then_wait)
-    worker = Side(hook_services.process_delivery, delivery_id=delivery.pk).begin()
+    worker = Side(hook_deliveries.process_delivery, delivery_id=delivery.pk).begin()
     gate.wait_reached()
     automation_services.delete_automation(automation=automation)
     gate.open()
@@ -340,7 +341,7 @@ def test_deleting_at_once_after_webhooks_wins_every_round(make_automation):
             return accepted
 
         sides = [
-            together(hook_services.process_delivery, delivery_id=delivery.pk),
+            together(hook_deliveries.process_delivery, delivery_id=delivery.pk),
             together(post, path=path, n=n),
             together(insert_like_the_worker),
             together(automation_services.delete_automation, automation=automation),

@@ -150,7 +150,8 @@ def test_a_row_stored_by_djangos_view_commits_alone_and_a_deleted_automation_is_
 
 
 def test_a_broker_that_is_down_loses_no_delivery(make_automation, monkeypatch, eager_tasks):
-    from hooks import services, tasks
+    from automations import runs
+    from hooks import tasks
 
     automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
 
@@ -163,8 +164,8 @@ def test_a_broker_that_is_down_loses_no_delivery(make_automation, monkeypatch, e
     intake.stop()  # the writer tried to queue it and gave up
     assert Delivery.objects.get(pk=delivery.pk).status == "pending"
     Delivery.objects.update(received_at=Delivery.objects.get().received_at.replace(year=2000))
-    services.sweep()  # beat's sweeper queues it (eager here) and it runs
-    assert Delivery.objects.get(pk=delivery.pk).status == "done"
+    runs.sweep()  # beat's sweeper queues it (eager here) and it runs
+    assert Delivery.objects.get(pk=delivery.pk).run.status == "succeeded"
 
 
 @pytest.fixture
@@ -251,8 +252,8 @@ def test_a_batch_larger_than_the_prepared_sizes_is_stored_with_each_id(make_auto
     assert len(stored) == len(rows)
     for row in rows:
         delivery = stored[row.public_id]
-        columns = (delivery.pk, bytes(delivery.body), delivery.status, delivery.attempts)
-        assert columns == (row.pk, row.body, "pending", 0)
+        columns = (delivery.pk, bytes(delivery.body), delivery.status, delivery.run_id)
+        assert columns == (row.pk, row.body, "pending", None)
         assert delivery.received_at is not None and delivery.error == ""
 
 

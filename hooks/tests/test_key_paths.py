@@ -8,7 +8,7 @@ from django.apps import apps
 
 from automations import services as automation_services
 from automations.models import LookupRow, Run
-from hooks import services
+from hooks import deliveries
 from hooks.models import Delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)  # stored and looked up as in production, by other threads
@@ -32,7 +32,7 @@ def test_a_delivery_and_its_run_keep_the_path_without_the_key(client, make_autom
     delivery = Delivery.objects.get()
     expected = "/webhook/automation-{key}" if prefix == "/webhook/" else "/automation-{key}"
     assert delivery.path == expected
-    services.process_delivery(delivery_id=delivery.pk)
+    deliveries.process_delivery(delivery_id=delivery.pk)
     run = Run.objects.get()
     assert run.trigger["path"] == expected
     assert run.steps[0]["output"] == {"path": expected}

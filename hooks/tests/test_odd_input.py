@@ -20,7 +20,7 @@ from automations import engine
 from automations import services as automation_services
 from automations.jsonsafe import MAX_PARSED_DEPTH
 from automations.models import LookupRow, Run, WebServiceUsage
-from hooks import services, tasks
+from hooks import deliveries, services, tasks
 from hooks.incoming import Incoming
 from hooks.models import Delivery
 from hooks.trigger import parse_body, parse_params, trigger_data
@@ -123,7 +123,7 @@ def accept(automation, body: bytes, content_type: str = "", query: str = "") -> 
 def test_every_hostile_delivery_runs(make_automation, body, content_type):
     automation = make_automation(RECORD)
     delivery = accept(automation, body, content_type, query="a=%00&b=%ED%A0%80")
-    services.process_delivery(delivery_id=delivery.pk)
+    deliveries.process_delivery(delivery_id=delivery.pk)
     delivery.refresh_from_db()
     assert (delivery.status, delivery.error) == (Delivery.Status.DONE, "")
     assert delivery.run.status == Run.Status.SUCCEEDED
@@ -132,14 +132,14 @@ def test_every_hostile_delivery_runs(make_automation, body, content_type):
 
 def three_deliveries_the_first_of_which_raises(automation, monkeypatch) -> list[int]:
     ids = [accept(automation, b'{"n": %d}' % n).pk for n in range(3)]
-    real = services.process_delivery
+    real = deliveries.process_delivery
 
     def raising_for_the_first(*, delivery_id):
         if delivery_id == ids[0]:
             raise RuntimeError("the database went away")
         real(delivery_id=delivery_id)
 
-    monkeypatch.setattr(services, "process_delivery", raising_for_the_first)
+    monkeypatch.setattr(deliveries, "process_delivery", raising_for_the_first)
     return ids
 
 
@@ -156,7 +156,7 @@ def test_replay_goes_on_past_a_delivery_that_raises(make_automation, monkeypatch
     three_deliveries_the_first_of_which_raises(automation, monkeypatch)
     automation.enabled = True
     automation.save()
-    assert services.replay_kept(automation_id=automation.pk) == 3
+    assert deliveries.replay_kept(automation_id=automation.pk) == 3
     assert list(Delivery.objects.order_by("pk").values_list("status", flat=True)) == ["pending", "done", "done"]
 
 
@@ -215,7 +215,7 @@ def test_every_delivery_of_any_bytes_ends(make_automation, body, content_type, q
     """Fuzz: whatever arrives is accepted, stored, and ends (here: runs), on the database the suite is given."""
     automation = make_automation(RECORD, settings={"suppress_duplicates": False, "retries": {"max_attempts": 1}})
     delivery = accept(automation, body, content_type, query)
-    services.process_delivery(delivery_id=delivery.pk)
+    deliveries.process_delivery(delivery_id=delivery.pk)
     delivery.refresh_from_db()
     assert delivery.status == Delivery.Status.DONE, delivery.error
     assert storable(delivery.run.trigger)

@@ -10,7 +10,8 @@ from django.utils import timezone
 from automations import runs
 from automations import services as automation_services
 from automations.models import LookupRow, Run
-from hooks import services
+from automations.services import ENDED_BY_RESET
+from hooks import deliveries, services
 from hooks.incoming import Incoming
 from hooks.models import Delivery
 from tests.local_apps import serving, slow_handler
@@ -31,7 +32,7 @@ def deliver(automation, body=b'{"email": "a@example.com", "n": 1}', query="", co
 
 
 def process(delivery):
-    services.process_delivery(delivery_id=delivery.pk)
+    deliveries.process_delivery(delivery_id=delivery.pk)
     delivery.refresh_from_db()
     return delivery
 
@@ -63,24 +64,40 @@ def test_processing_twice_completes_once(make_automation):
     assert LookupRow.objects.count() == 1
 
 
-def test_a_failed_run_is_retried_with_backoff_then_given_up(make_automation, django_capture_on_commit_callbacks):
+def test_a_failed_run_is_retried_with_backoff_as_runs_of_its_own_then_given_up(make_automation):
     automation = make_automation(
         [{"id": "cond", "kind": "http_request", "url": "not a url"}],
         settings={"retries": {"max_attempts": 2, "backoff_seconds": 30}},
     )
-    with django_capture_on_commit_callbacks():
-        delivery = process(deliver(automation))
-    assert delivery.status == Delivery.Status.PENDING
-    assert delivery.attempts == 1
-    assert timedelta(seconds=25) < delivery.not_before - timezone.now() <= timedelta(seconds=30)
+    delivery = process(deliver(automation))
+    assert delivery.status == Delivery.Status.DONE  # it became its run; retries are the run's business
     assert delivery.run.status == Run.Status.FAILED
     assert "not an http(s) URL" in delivery.run.error
-    process(delivery)  # not due yet: nothing happens
-    assert Run.objects.count() == 1
-    Delivery.objects.filter(pk=delivery.pk).update(not_before=timezone.now())
-    with django_capture_on_commit_callbacks():
-        delivery = process(delivery)
-    assert (delivery.status, delivery.attempts, Run.objects.count()) == (Delivery.Status.FAILED, 2, 2)
+    retry = Run.objects.get(attempt=2)
+    assert (retry.status, retry.trigger, retry.retry_of) == ("waiting", delivery.run.trigger, delivery.run)
+    assert timedelta(seconds=25) < retry.resume_at - timezone.now() <= timedelta(seconds=30)
+    assert runs.resume(retry.pk) is False  # not due yet: nothing happens
+    Run.objects.filter(pk=retry.pk).update(resume_at=timezone.now())
+    assert runs.resume(retry.pk) is True
+    assert list(Run.objects.order_by("pk").values_list("status", "attempt")) == [("failed", 1), ("failed", 2)]
+    assert list(delivery.run.retries.all()) == [retry]  # every attempt points at the first
+
+
+def test_a_retry_waits_while_its_automation_is_off_and_runs_once_it_is_on(make_automation, eager_tasks):
+    automation = make_automation(
+        [{"id": "cond", "kind": "http_request", "url": "not a url"}],
+        settings={"retries": {"max_attempts": 2, "backoff_seconds": 30}},
+    )
+    process(deliver(automation))
+    automation_services.turn_off(automation=automation)
+    Run.objects.filter(attempt=2).update(resume_at=timezone.now())
+    runs.sweep()  # due, but its automation is off: left queued
+    assert Run.objects.get(attempt=2).status == Run.Status.WAITING
+    assert runs.resume(Run.objects.get(attempt=2).pk) is False  # a task queued for it earlier leaves it too
+    assert Run.objects.get(attempt=2).status == Run.Status.WAITING
+    automation_services.turn_on(automation=automation)
+    runs.sweep()
+    assert Run.objects.get(attempt=2).status == Run.Status.FAILED
 
 
 def test_a_byte_identical_body_after_a_success_is_suppressed_and_counted_on_the_original(make_automation):
@@ -107,7 +124,7 @@ def test_a_failed_run_starts_no_suppression(make_automation, django_capture_on_c
     with django_capture_on_commit_callbacks():
         process(deliver(automation))
         second = process(deliver(automation))
-    assert second.status == Delivery.Status.FAILED
+    assert (second.status, second.run.status) == (Delivery.Status.DONE, Run.Status.FAILED)
     assert Run.objects.count() == 2
 
 
@@ -138,23 +155,25 @@ def test_deliveries_kept_while_off_replay_in_arrival_order_when_turned_on(
 def test_reset_discards_unprocessed_deliveries_retries_and_this_automations_rows(
     make_automation, owner, django_capture_on_commit_callbacks
 ):
-    automation = make_automation(RECORD, enabled=False)
+    automation = make_automation([{"id": "cond", "kind": "http_request", "url": "not a url"}])
+    failed = process(deliver(automation, body=b"2"))  # its retry is queued
+    automation_services.turn_off(automation=automation)
     deliver(automation)
-    retry = deliver(automation, body=b"2")
-    Delivery.objects.filter(pk=retry.pk).update(attempts=1, not_before=timezone.now() + timedelta(hours=1))
     LookupRow.objects.create(owner=owner, automation=automation, table="seen", data={"n": 1})
     shared = LookupRow.objects.create(owner=owner, automation=None, table="seen", data={"n": 2})
     automation.trigger_state = {"cursor": 5}
     automation.save()
     with django_capture_on_commit_callbacks(execute=True):  # hooks discards the deliveries once reset commits
         automation_services.reset(automation=automation)
-    assert not Delivery.objects.exists()
+    assert list(Delivery.objects.all()) == [failed]  # it became its run before the reset
+    retry = Run.objects.get(attempt=2)
+    assert (retry.status, retry.error) == (Run.Status.FAILED, f"ended while it waited: {ENDED_BY_RESET}")
     assert list(LookupRow.objects.all()) == [shared]
     automation.refresh_from_db()
     assert automation.trigger_state == {}
 
 
-def test_a_retry_of_a_delivery_running_during_a_reset_is_discarded_and_later_deliveries_run(
+def test_a_run_going_on_during_a_reset_makes_no_retry_and_later_deliveries_run(
     make_automation, monkeypatch, django_capture_on_commit_callbacks
 ):
     automation = make_automation(
@@ -162,7 +181,7 @@ def test_a_retry_of_a_delivery_running_during_a_reset_is_discarded_and_later_del
         settings={"retries": {"max_attempts": 3, "backoff_seconds": 30}},
     )
     running = deliver(automation)
-    real_advance = services.engine.advance
+    real_advance = runs.engine.advance
 
     def advance_while_reset(run, **kwargs):
         automation_services.turn_off(automation=automation)  # the owner turns it off and resets it meanwhile
@@ -170,20 +189,15 @@ def test_a_retry_of_a_delivery_running_during_a_reset_is_discarded_and_later_del
             automation_services.reset(automation=automation)
         return real_advance(run, **kwargs)
 
-    monkeypatch.setattr(services.engine, "advance", advance_while_reset)
+    monkeypatch.setattr(runs.engine, "advance", advance_while_reset)
     running = process(running)
-    assert running.status == Delivery.Status.PENDING  # its worker did not know, and set its retry
-    monkeypatch.setattr(services.engine, "advance", real_advance)
+    monkeypatch.setattr(runs.engine, "advance", real_advance)
+    assert list(Run.objects.values_list("status", "attempt")) == [("failed", 1)]  # its attempt ended; no retry
     after = deliver(automation)  # sent while off, after the reset: kept for when it is turned on
-    Delivery.objects.filter(pk=running.pk).update(not_before=timezone.now())
     automation_services.turn_on(automation=automation)
-
-    services.process_delivery(delivery_id=running.pk)
-    services.process_delivery(delivery_id=after.pk)
-
-    assert not Delivery.objects.filter(pk=running.pk).exists()
-    assert Delivery.objects.get(pk=after.pk).run is not None
-    assert Run.objects.count() == 2  # the first attempt's run stays in Execution History, and the later one
+    process(after)
+    assert Delivery.objects.get(pk=after.pk).run.status == Run.Status.FAILED
+    assert Run.objects.filter(attempt=2).count() == 1  # the later delivery's run is retried as usual
 
 
 def test_reset_needs_the_automation_off(make_automation):
@@ -198,143 +212,154 @@ def test_deleting_discards_queued_deliveries(make_automation):
     delivery = deliver(automation)
     automation_services.delete_automation(automation=automation)
     assert not Delivery.objects.exists()
-    services.process_delivery(delivery_id=delivery.pk)  # a task already queued finds nothing to do
+    deliveries.process_delivery(delivery_id=delivery.pk)  # a task already queued finds nothing to do
     assert not Run.objects.exists()
 
 
 def test_an_automation_deleted_while_its_run_is_in_progress_ends_the_task_quietly(make_automation, monkeypatch):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
-    real_advance = services.engine.advance
+    real_advance = runs.engine.advance
 
     def advance_then_delete(run, **kwargs):
         response = real_advance(run, **kwargs)
         automation_services.delete_automation(automation=automation)  # the owner deletes it meanwhile
         return response
 
-    monkeypatch.setattr(services.engine, "advance", advance_then_delete)
-    services.process_delivery(delivery_id=delivery.pk)  # no error for the worker's log
+    monkeypatch.setattr(runs.engine, "advance", advance_then_delete)
+    deliveries.process_delivery(delivery_id=delivery.pk)  # no error for the worker's log
     assert not Delivery.objects.exists()
     assert not Run.objects.exists()
 
 
-def test_a_delivery_whose_worker_was_lost_runs_again_once_its_lease_ends(make_automation):
+def test_a_worker_lost_between_making_the_run_and_going_on_leaves_it_to_the_sweeper(make_automation, eager_tasks):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
-    assert services._claim(delivery.pk, uuid.uuid4())  # a worker took it, started a run, and died
-    lost_run = runs.start(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
-    Delivery.objects.filter(pk=delivery.pk).update(run=lost_run)
-    process(delivery)  # the lease still holds: nobody else may take it
-    assert Delivery.objects.get(pk=delivery.pk).status == Delivery.Status.RUNNING
-    Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
-    delivery = process(delivery)
-    assert delivery.status == Delivery.Status.DONE
-    lost_run.refresh_from_db()
-    assert lost_run.status == Run.Status.ABANDONED
-    assert Run.objects.filter(status=Run.Status.SUCCEEDED).count() == 1
+    [run_id] = deliveries.start_runs(delivery_id=delivery.pk)  # committed; then the worker died
+    assert Run.objects.get(pk=run_id).status == Run.Status.WAITING
+    runs.sweep()
+    assert Run.objects.get(pk=run_id).status == Run.Status.SUCCEEDED
+    assert LookupRow.objects.count() == 1
 
 
-def test_a_worker_that_lost_its_claim_cannot_complete_the_delivery(make_automation):
+def lose_the_worker_of(run_id: int) -> None:
+    """A worker took the run and died: its claim stays until its lease lapses."""
+    Run.objects.filter(pk=run_id).update(
+        status=Run.Status.RUNNING, claim=uuid.uuid4(), lease_until=timezone.now() - timedelta(seconds=1)
+    )
+
+
+def test_a_run_whose_worker_was_lost_goes_on_once_its_lease_lapses(make_automation, eager_tasks):
     automation = make_automation(RECORD)
-    delivery = deliver(automation)
-    slow = uuid.uuid4()
-    claimed = services._claim(delivery.pk, slow)
-    claimed.automation = automation
-    run = services._start(claimed, automation, slow)  # the slow worker's run, held by its claim
-    Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
-    assert process(delivery).status == Delivery.Status.DONE  # a second worker takes over and completes it
-    run.status = Run.Status.SUCCEEDED
-    services._finish(claimed, slow, run)  # the slow one finishes late: its outcome is dropped
-    run.refresh_from_db()
-    assert run.status == Run.Status.ABANDONED
-    assert Run.objects.filter(status=Run.Status.SUCCEEDED).count() == 1
-    assert Delivery.objects.get(pk=delivery.pk).status == Delivery.Status.DONE
+    [run_id] = deliveries.start_runs(delivery_id=deliver(automation).pk)
+    lose_the_worker_of(run_id)
+    deliveries.process_delivery(delivery_id=Delivery.objects.get().pk)  # a stray task: the run is not its own
+    assert Run.objects.get().status == Run.Status.RUNNING
+    runs.sweep()  # given back to waiting, and resumed
+    run = Run.objects.get()
+    assert (run.status, run.lost_workers, run.attempt) == (Run.Status.SUCCEEDED, 1, 1)
+    assert LookupRow.objects.count() == 1
 
 
-def test_the_sweeper_queues_stale_pending_and_lost_deliveries(make_automation, eager_tasks, settings):
+def test_a_worker_that_lost_its_claim_cannot_complete_the_run(make_automation, monkeypatch):
+    automation = make_automation(RECORD)
+    [run_id] = deliveries.start_runs(delivery_id=deliver(automation).pk)
+    real_advance, late = runs.engine.advance, []
+
+    def slow_advance(run, **kwargs):
+        response = real_advance(run, **kwargs)
+        if not late:  # the first worker: its lease lapses, and a second worker takes the run over and completes it
+            late.append(run)
+            Run.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+            runs.sweep()
+            assert runs.resume(run.pk) is True
+        return response
+
+    monkeypatch.setattr(runs.engine, "advance", slow_advance)
+    assert runs.resume(run_id) is True  # the slow one finishes late: its outcome is dropped
+    run = Run.objects.get()
+    assert (run.status, run.lost_workers) == (Run.Status.SUCCEEDED, 1)
+    assert LookupRow.objects.count() == 2  # each worker's step acted (the lease is what bounds that)
+
+
+def test_a_run_that_loses_every_worker_is_abandoned_with_its_reason(make_automation):
+    automation = make_automation(RECORD, settings={"retries": {"max_attempts": 3}})
+    [run_id] = deliveries.start_runs(delivery_id=deliver(automation).pk)
+    for _ in range(runs.LOST_WORKER_LIMIT + 1):
+        lose_the_worker_of(run_id)
+        runs.sweep()
+    run = Run.objects.get()
+    assert (run.status, run.error) == (Run.Status.ABANDONED, "its worker was lost 3 times while it ran")
+    assert Run.objects.count() == 1  # not retried: a run that kills every worker must end
+    assert Delivery.objects.get().status == Delivery.Status.DONE
+
+
+def test_the_sweeper_queues_stale_pending_deliveries(make_automation, eager_tasks, settings):
     automation = make_automation(RECORD)
     stale = deliver(automation)
     fresh = deliver(automation, body=b"2")
     Delivery.objects.filter(pk=stale.pk).update(
         received_at=timezone.now() - timedelta(seconds=settings.DELIVERY_SWEEP_SECONDS + 1)
     )
-    assert services.sweep() == 1
+    runs.sweep()
     stale.refresh_from_db()
     assert stale.status == Delivery.Status.DONE
+    assert stale.run.status == Run.Status.SUCCEEDED
     fresh.refresh_from_db()
     assert fresh.status == Delivery.Status.DONE  # taken by the same automation's replay, oldest first
 
 
-def test_a_run_that_cannot_start_is_retried_then_failed_with_its_reason(make_automation, monkeypatch):
+def test_a_run_that_cannot_start_is_failed_with_its_reason(make_automation, monkeypatch):
     automation = make_automation(RECORD, settings={"retries": {"max_attempts": 2, "backoff_seconds": 30}})
     delivery = deliver(automation)
 
-    def start_run_that_raises(**kwargs):
-        Run.objects.create(**{name: value for name, value in kwargs.items() if name != "claim"})  # rolled back
+    def queue_that_raises(**kwargs):
+        Run.objects.create(automation=kwargs["automation"], source="webhook")  # rolled back
         raise RuntimeError("a fault of ours")
 
-    monkeypatch.setattr(runs, "start", start_run_that_raises)
-    delivery = process(delivery)  # nothing is raised to the task: the delivery ends or waits for its retry
-    assert (delivery.status, delivery.attempts, delivery.claim) == (Delivery.Status.PENDING, 1, None)
-    assert delivery.error == "its run could not be started (RuntimeError)"
-    assert delivery.not_before > timezone.now()
-    first = Run.objects.get()  # Execution History shows the attempt, with the reason
-    assert (first.status, first.error, first.trigger, first.attempt) == (Run.Status.FAILED, delivery.error, {}, 1)
-    Delivery.objects.filter(pk=delivery.pk).update(not_before=timezone.now())
-    delivery = process(delivery)
-    assert (delivery.status, delivery.attempts) == (Delivery.Status.FAILED, 2)
-    assert delivery.run.error == "its run could not be started (RuntimeError)"
+    monkeypatch.setattr(runs, "queue", queue_that_raises)
+    delivery = process(delivery)  # nothing is raised to the task: the delivery ends
+    assert (delivery.status, delivery.error) == (Delivery.Status.FAILED, "its run could not be started (RuntimeError)")
+    run = Run.objects.get()  # Execution History shows the attempt, with the reason
+    assert (run.status, run.error, run.trigger, run.attempt) == (Run.Status.FAILED, delivery.error, {}, 1)
+    assert delivery.run == run
     monkeypatch.undo()
     assert process(delivery).status == Delivery.Status.FAILED  # ended: never taken again
+
+
+def test_a_run_that_cannot_start_for_a_passing_database_fault_is_left_to_the_sweeper(make_automation, monkeypatch):
+    automation = make_automation(RECORD)
+    delivery = deliver(automation)
+    monkeypatch.setattr(runs, "queue", lambda **kwargs: (_ for _ in ()).throw(OperationalError("lock timeout")))
+    assert process(delivery).status == Delivery.Status.PENDING
+    assert not Run.objects.exists()
+    monkeypatch.undo()
+    assert process(delivery).run.status == Run.Status.SUCCEEDED
 
 
 def test_a_worker_whose_run_start_loses_to_a_delete_ends_quietly(make_automation, monkeypatch, caplog):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
 
-    def deleted_meanwhile(delivery, automation, claim):
-        Delivery.objects.filter(pk=delivery.pk).delete()
+    def deleted_meanwhile(delivery_id, automations):
+        Delivery.objects.filter(pk=delivery_id).delete()
         automation.delete()
         raise OperationalError("deadlock detected")  # or IntegrityError: PostgreSQL fails one of the two
 
-    monkeypatch.setattr(services, "_start", deleted_meanwhile)
-    services.process_delivery(delivery_id=delivery.pk)
+    monkeypatch.setattr(deliveries, "_start_runs", deleted_meanwhile)
+    deliveries.process_delivery(delivery_id=delivery.pk)
     assert not Run.objects.exists()
     assert not [record for record in caplog.records if record.levelname == "ERROR"]
 
 
-def test_a_worker_lost_after_its_claim_leaves_the_delivery_to_the_next_claim_once_the_lease_lapses(make_automation):
-    automation = make_automation(RECORD)
-    delivery = deliver(automation)
-    assert services._claim(delivery.pk, uuid.uuid4()) is not None  # the claim committed, then the worker died
-    assert process(delivery).status == Delivery.Status.RUNNING  # its lease still holds
-    Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
-    delivery = process(delivery)
-    assert (delivery.status, delivery.attempts) == (Delivery.Status.DONE, 2)
-    assert list(Run.objects.values_list("status", "attempt")) == [(Run.Status.SUCCEEDED, 2)]
-
-
-def test_a_delivery_that_loses_every_worker_is_failed_after_its_attempts_and_two_more(make_automation):
-    automation = make_automation(RECORD, settings={"retries": {"max_attempts": 1}})
-    delivery = deliver(automation)
-    for _ in range(1 + services.LOST_WORKER_CLAIMS):
-        assert services._claim(delivery.pk, uuid.uuid4()) is not None
-        Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
-    delivery = process(delivery)
-    assert (delivery.status, delivery.attempts) == (Delivery.Status.FAILED, 4)
-    assert delivery.error == "its run did not finish in 3 attempts"
-    assert delivery.run.status == Run.Status.FAILED
-    assert not LookupRow.objects.exists()
-
-
 def test_a_run_past_its_time_limit_fails_before_its_lease_runs_out(make_automation, settings):
-    settings.DELIVERY_LEASE_SECONDS = 0  # the run may take nine tenths of it: no step may start
+    settings.RUN_LEASE_SECONDS = 0  # the run may take nine tenths of it: no step may start
     automation = make_automation(RECORD, settings={"retries": {"max_attempts": 1}})
     delivery = process(deliver(automation))
     assert delivery.run.status == Run.Status.FAILED
     assert delivery.run.error == "step who: the run passed its time limit"
     assert not LookupRow.objects.exists()
-    assert (delivery.status, delivery.claim) == (Delivery.Status.FAILED, None)
+    assert (delivery.run.claim, delivery.run.lease_until) == (None, None)
 
 
 @pytest.fixture
@@ -346,7 +371,7 @@ def slow_app():
 
 def test_a_step_waits_no_longer_than_the_time_its_run_has_left(make_automation, settings, slow_app):
     settings.HTTP_STEP_ALLOW_PRIVATE = True
-    settings.DELIVERY_LEASE_SECONDS = 1  # 0.9 s for the run, against the app's 3 s and the step's 30 s timeout
+    settings.RUN_LEASE_SECONDS = 1  # 0.9 s for the run, against the app's 3 s and the step's 30 s timeout
     automation = make_automation(
         [{"id": "call", "kind": "http_request", "method": "POST", "url": slow_app}],
         settings={"retries": {"max_attempts": 1}},
@@ -354,4 +379,3 @@ def test_a_step_waits_no_longer_than_the_time_its_run_has_left(make_automation, 
     delivery = process(deliver(automation))
     assert delivery.run.status == Run.Status.FAILED
     assert delivery.run.steps[0]["status"] == "failed"
-    assert delivery.status == Delivery.Status.FAILED

@@ -1,7 +1,6 @@
 """The raw SQL of deliveries (hooks/statements.py) names every field of Delivery, and does what the ORM would."""
 
 import dataclasses
-import uuid
 from datetime import timedelta
 
 import pytest
@@ -9,7 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from automations.models import Run
-from hooks import intake, services, statements
+from hooks import deliveries, intake, services, statements
 from hooks.incoming import Incoming
 from hooks.models import Delivery
 
@@ -73,11 +72,11 @@ def stored_delivery(automation, *, digest="1" * 64, run=None) -> Delivery:
 
 
 def the_orm_query(delivery: Delivery, since) -> int | None:
-    """The duplicate check as the ORM wrote it before it was built once per process (hooks.services)."""
+    """The duplicate check as the ORM wrote it before it was built once per process (hooks.deliveries)."""
     return (
         Delivery.objects.filter(automation_id=delivery.automation_id, body_digest=delivery.body_digest)
         .filter(
-            Q(run__status__in=services.COMPLETED, run__finished_at__gte=since)
+            Q(run__status__in=deliveries.COMPLETED, run__finished_at__gte=since)
             | Q(run__status=Run.Status.WAITING, run__started_at__gte=since)
         )
         .exclude(pk=delivery.pk)
@@ -117,7 +116,7 @@ def test_the_duplicate_check_finds_the_run_the_orm_query_finds(make_automation, 
     earlier_delivery(other, Run.Status.SUCCEEDED, finished_ago=10)  # the same body to another automation
     delivery = stored_delivery(automation)
     since = timezone.now() - timedelta(seconds=60)
-    found = statements.original_run(delivery, completed=services.COMPLETED, waiting=Run.Status.WAITING, since=since)
+    found = statements.original_run(delivery, completed=deliveries.COMPLETED, waiting=Run.Status.WAITING, since=since)
     assert found == the_orm_query(delivery, since)
     expected = {"succeeded in the window", "stopped in the window", "waiting, started in the window", "all of them"}
     assert (found is not None) == (earlier in expected)
@@ -128,34 +127,21 @@ def test_the_duplicate_check_never_finds_the_deliverys_own_run(make_automation):
     delivery = earlier_delivery(automation, Run.Status.SUCCEEDED, finished_ago=1)
     since = timezone.now() - timedelta(seconds=60)
     assert (
-        statements.original_run(delivery, completed=services.COMPLETED, waiting=Run.Status.WAITING, since=since) is None
+        statements.original_run(delivery, completed=deliveries.COMPLETED, waiting=Run.Status.WAITING, since=since)
+        is None
     )
 
 
-def test_a_claimed_delivery_reads_back_as_the_orm_reads_it(make_automation):
-    delivery = stored_delivery(make_automation([]))
-    now = timezone.now()
-    claimed = statements.claim(delivery.pk, {"status": Delivery.Status.RUNNING, "claim": uuid.uuid4()}, now)
-    stored = Delivery.objects.get(pk=delivery.pk)
-    assert {field.attname: getattr(claimed, field.attname) for field in Delivery._meta.concrete_fields} == {
-        field.attname: getattr(stored, field.attname) for field in Delivery._meta.concrete_fields
-    }
-    assert (stored.status, stored.attempts) == (Delivery.Status.RUNNING, 1)
-
-
-def test_the_claim_and_the_duplicate_check_are_built_once_per_process(make_automation):
+def test_the_duplicate_check_is_built_once_per_process(make_automation):
     automation = make_automation([], settings={"suppress_duplicates": True})
 
     def process(body: bytes) -> None:
         incoming = Incoming("POST", "/", "", "application/json", body)
         delivery = services.accept_delivery(automation_id=automation.pk, incoming=incoming)
-        services.process_delivery(delivery_id=delivery.pk)
-
-    def built() -> tuple[int, int]:
-        return statements.claim_sql.cache_info().misses, statements.original_run_sql.cache_info().misses
+        deliveries.process_delivery(delivery_id=delivery.pk)
 
     process(b'{"n": 1}')
-    before = built()
+    before = statements.original_run_sql.cache_info().misses
     process(b'{"n": 2}')
-    assert built() == before
+    assert statements.original_run_sql.cache_info().misses == before
     assert Delivery.objects.filter(status=Delivery.Status.DONE).count() == 2

@@ -7,6 +7,7 @@ import pytest
 from django.test import override_settings
 
 from automations import services
+from hooks import deliveries as hook_deliveries
 from hooks import services as hook_services
 from hooks.incoming import Incoming
 from hooks.models import Delivery
@@ -36,7 +37,7 @@ def deliver(automation, body: bytes = b'{"order": 7, "customer": "Ada", "amount"
     accepted = hook_services.accept_delivery(
         automation_id=automation.pk, incoming=Incoming("POST", "/automation-k", "", "application/json", body)
     )
-    hook_services.process_delivery(delivery_id=accepted.pk)
+    hook_deliveries.process_delivery(delivery_id=accepted.pk)
     return Delivery.objects.select_related("run").get(pk=accepted.pk).run
 
 

@@ -56,11 +56,13 @@ def worker_lost_after_the_step_acted(run_id: int) -> None:
 
 
 def next_worker_goes_on(run_id: int) -> Run:
-    """The sweeper finds the run's lease lapsed and gives it back; the next worker takes it and runs the step again."""
+    """The sweeper finds the run's lease lapsed, gives it back and queues it; the next worker takes it and runs the
+    step again (here, or in the sweep itself where tasks run eagerly)."""
     runs.sweep()
-    assert Run.objects.get(pk=run_id).status == Run.Status.WAITING
-    assert runs.resume(run_id)
-    return Run.objects.get(pk=run_id)
+    runs.resume(run_id)
+    run = Run.objects.get(pk=run_id)
+    assert (run.lost_workers, run.claim) == (1, None)
+    return run
 
 
 def link_path(message) -> str:

@@ -6,7 +6,7 @@ import pytest
 
 from automations.models import Automation, Run
 from conftest import app_doc
-from hooks import services as hook_services
+from hooks import deliveries as hook_deliveries
 from hooks.models import Delivery
 from mcp_auth.tests.conftest import Mcp
 from mcp_auth.tests.tokens import issue_token
@@ -152,7 +152,7 @@ def test_run_automation_accepts_a_delivery_as_a_webhook_would(mcp, make_automati
     status = structured(mcp.call("get_run_status", {"delivery_id": answer["delivery_id"]}))
     assert status["state"] == "queued" and status["run"] is None and status["finished"] is False
 
-    hook_services.process_delivery(delivery_id=delivery.pk)  # what the worker does
+    hook_deliveries.process_delivery(delivery_id=delivery.pk)  # what the worker does
 
     status = structured(mcp.call("get_run_status", {"delivery_id": answer["delivery_id"]}))
     assert status["state"] == "succeeded" and status["finished"] is True
@@ -167,7 +167,7 @@ def test_a_duplicate_payload_is_suppressed_as_a_webhook_is(mcp, make_automation)
     ids = []
     for _ in range(2):
         answer = structured(mcp.call("run_automation", {"automation_id": str(automation.uuid), "payload": {"n": 7}}))
-        hook_services.process_delivery(delivery_id=Delivery.objects.get(public_id=answer["delivery_id"]).pk)
+        hook_deliveries.process_delivery(delivery_id=Delivery.objects.get(public_id=answer["delivery_id"]).pk)
         ids.append(answer["delivery_id"])
     second = structured(mcp.call("get_run_status", {"delivery_id": ids[1]}))
     assert second["state"] == "suppressed" and second["finished"] is True
@@ -179,7 +179,7 @@ def test_an_automation_that_is_off_keeps_the_payload(mcp, make_automation):
     answer = structured(mcp.call("run_automation", {"automation_id": str(automation.uuid), "payload": {"n": 2}}))
     assert answer["state"] == "kept"
     delivery = Delivery.objects.get(public_id=answer["delivery_id"])
-    hook_services.process_delivery(delivery_id=delivery.pk)
+    hook_deliveries.process_delivery(delivery_id=delivery.pk)
     delivery.refresh_from_db()
     assert delivery.status == Delivery.Status.PENDING and not Run.objects.exists()
     assert structured(mcp.call("get_run_status", {"delivery_id": answer["delivery_id"]}))["state"] == "kept"
@@ -190,7 +190,7 @@ def test_hostile_payloads_are_stored_and_run(mcp, make_automation):
     payload = {"n": "a\x00b\ud800", "deep": [[[[1]]]], "big": 10**40}
     answer = structured(mcp.call("run_automation", {"automation_id": str(automation.uuid), "payload": payload}))
     delivery = Delivery.objects.get(public_id=answer["delivery_id"])
-    hook_services.process_delivery(delivery_id=delivery.pk)
+    hook_deliveries.process_delivery(delivery_id=delivery.pk)
     run = Run.objects.get()
     assert run.status == Run.Status.SUCCEEDED
     assert run.trigger["body"]["n"] == "a\ufffdb\ufffd"

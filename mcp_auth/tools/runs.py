@@ -15,6 +15,7 @@ import uuid
 
 from django.conf import settings
 
+from automations import runs
 from automations.models import Run
 from hooks import intake, maintenance, services
 from hooks.incoming import Incoming
@@ -46,8 +47,8 @@ def run_data(run: Run) -> dict:
 
 def list_runs(user, arguments: dict) -> dict:
     automation = owned(user, arguments["automation_id"])
-    runs = Run.objects.filter(automation=automation).order_by("-started_at", "-pk")[: arguments.get("limit", 10)]
-    return {"automation_id": str(automation.uuid), "runs": [run_data(run) for run in runs]}
+    recent = Run.objects.filter(automation=automation).order_by("-started_at", "-pk")[: arguments.get("limit", 10)]
+    return {"automation_id": str(automation.uuid), "runs": [run_data(run) for run in recent]}
 
 
 def run_automation(user, arguments: dict) -> dict:
@@ -89,21 +90,22 @@ def get_run_status(user, arguments: dict) -> dict:
     )
     if delivery is None:
         raise ToolError(f"no run of yours has the delivery id {arguments['delivery_id']!r}")
+    # Its latest attempt: the run it became, or that run's latest retry.
+    run = delivery.run and (delivery.run.retries.order_by("-attempt").first() or delivery.run)
     state = delivery.status
     if state == Delivery.Status.PENDING:
         state = "queued" if delivery.automation.enabled else "kept"
-        if delivery.attempts:
-            state = "retrying"
-    elif state == Delivery.Status.DONE and delivery.run:
-        state = delivery.run.status
+    elif state == Delivery.Status.DONE and run:
+        state = run.status
+        if run.status == Run.Status.WAITING and (run.waiting_for or {}).get("kind") == runs.START:
+            state = "retrying" if run.attempt > 1 else "queued"
     answer = {
         "delivery_id": str(delivery.public_id),
         "automation_id": str(delivery.automation.uuid),
         "state": state,
-        "finished": delivery.status in (Delivery.Status.DONE, Delivery.Status.FAILED, Delivery.Status.SUPPRESSED)
-        and state != Run.Status.WAITING,
-        "error": delivery.error or None,
-        "run": run_data(delivery.run) if delivery.run else None,
+        "finished": state not in ("queued", "kept", "retrying", Run.Status.RUNNING, Run.Status.WAITING),
+        "error": delivery.error or (run.error if run else "") or None,
+        "run": run_data(run) if run else None,
     }
     if delivery.suppressed_by:
         answer["suppressed_by_run_id"] = delivery.suppressed_by_id

@@ -153,6 +153,14 @@ class Stack:
         with redis.Redis.from_url(settings.REDIS_URL) as client:
             return client.llen("celery") == 0 and client.hlen("unacked") == 0
 
+    def sweeps_pass(self, count: int = 2, timeout: float = 60) -> None:
+        """Wait until beat has sent the one sweeper count more times and the worker has run every task it queued:
+        what has not happened by then happens on no later sweep, so a test may then say it did not happen."""
+        sent = "Sending due task automations-sweep-runs"
+        before = self.log("beat").count(sent)
+        wait_until(lambda: self.log("beat").count(sent) >= before + count, timeout, message=f"{count} sweeps")
+        wait_until(self.tasks_done, timeout, message="the worker to run what the sweeps queued")
+
     def log(self, name: str) -> str:
         return (self.logs / f"{name}.log").read_text(errors="replace")
 

@@ -88,7 +88,7 @@ def stack(tmp_path, mail_server):
         tmp_path,
         RUN_SWEEP_SECONDS="1",
         DELIVERY_SWEEP_SECONDS="1",
-        DELIVERY_LEASE_SECONDS="5",
+        RUN_LEASE_SECONDS="5",
         EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
         EMAIL_HOST="127.0.0.1",
         EMAIL_PORT=str(mail_server.port),
