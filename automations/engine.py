@@ -8,6 +8,7 @@ while its worker still holds the run, so that a run ends exactly once.
 
 import logging
 
+from django.db import DatabaseError
 from django.utils import timezone
 
 from automations import jsonsafe, paths
@@ -76,8 +77,9 @@ def advance(
             record.update(status="failed", error=error, output=_storable_or_none(failure.output))
             run.status, run.error = Run.Status.FAILED, f"step {step['id']}: {error}"
             break
-        except Exception:  # a fault in a step fails the run; the delivery is kept for a retry
-            logger.exception("step %s (%s) of automation %s raised", step["id"], step["kind"], automation.pk)
+        except Exception as error:  # a fault in a step fails the run, which is retried as its automation says
+            if not _deleted_meanwhile(error, automation):  # its rows refused: the run goes with it, nothing to report
+                logger.exception("step %s (%s) of automation %s raised", step["id"], step["kind"], automation.pk)
             record.update(status="failed", error="internal error")
             run.status, run.error = Run.Status.FAILED, f"step {step['id']}: internal error"
             break
@@ -86,6 +88,10 @@ def advance(
     run.steps = records
     run.finished_at = None if run.status == Run.Status.WAITING else timezone.now()
     return _storable_or_none(context.response)
+
+
+def _deleted_meanwhile(error: Exception, automation) -> bool:
+    return isinstance(error, DatabaseError) and not type(automation).objects.filter(pk=automation.pk).exists()
 
 
 def _storable(output):

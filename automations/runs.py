@@ -123,20 +123,24 @@ def settle(run: Run, claim: uuid.UUID | None) -> bool:
     transaction, so a retry is never lost nor made twice.
     """
     values = {name: getattr(run, name) for name in engine.OUTCOME_FIELDS} | {"claim": None, "lease_until": None}
+    held = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim)
+    if run.status != Run.Status.FAILED:  # one statement: only a failure may have a retry to queue with it
+        if not held.update(**values):
+            return False
+        if run.status == Run.Status.WAITING and run.resume_at is not None:
+            _resume_at(run.pk, run.resume_at)
+        return True
     try:
         with transaction.atomic():
-            if not Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, claim=claim).update(**values):
+            if not held.update(**values):
                 return False
-            if run.status == Run.Status.FAILED:
-                _retry(run)
+            _retry(run)
     except DatabaseError:
         # A delete that went through first refuses the retry's foreign key at commit, or PostgreSQL breaks a lock
         # cycle with it by failing this transaction: the run went with its automation.
         if Automation.objects.filter(pk=run.automation_id).exists():
             raise
         return False
-    if run.status == Run.Status.WAITING and run.resume_at is not None:
-        _resume_at(run.pk, run.resume_at)
     return True
 
 
@@ -148,11 +152,13 @@ DELIVERED = (Run.Source.WEBHOOK,)
 
 def _retry(run: Run) -> Run | None:
     """The next attempt of a failed run, queued after the automation's backoff (doubled after each attempt), or
-    None when its attempts are used up or the automation was reset since the run started (SPEC 3: a reset
-    clears pending automatic retries)."""
+    None when its attempts are used up, when it failed after a wait, or when the automation was reset since the
+    run started (SPEC 3: a reset clears pending automatic retries)."""
     automation = run.automation
     if run.source not in DELIVERED or run.attempt >= automation.retry_attempts:
         return None
+    if any("waited_for" in record for record in run.steps):
+        return None  # a retry starts over, and this run already acted on what it waited for (docs/automations.md)
     reset_after_run = Automation.objects.filter(pk=automation.pk).values_list("reset_after_run", flat=True).first()
     if reset_after_run is None or run.pk <= reset_after_run:
         return None
@@ -218,7 +224,7 @@ def count_suppressed(run_id: int) -> None:
     Run.objects.filter(pk=run_id).update(suppressed_count=F("suppressed_count") + 1)
 
 
-def resume(run_id: int, *, answer=None, early: bool = False) -> bool:
+def resume(run_id: int, *, answer=None, early: bool = False, queued: Run | None = None) -> bool:
     """Go on with a waiting run in this worker, once: of two racing resumes one takes it, the other gets False.
 
     A run waiting for a time is taken only once its time has come, unless
@@ -228,7 +234,8 @@ def resume(run_id: int, *, answer=None, early: bool = False) -> bool:
     contract 5): a delivery's run, a queued form submission, a retry and a
     run that waited are all resumed here. A delivery's run that has not
     started yet, of an automation that is off, is given back untouched
-    (False): it starts once the automation is turned on.
+    (False): it starts once the automation is turned on. queued: the run as
+    the worker that just queued it holds it, which saves reading it back.
     """
     claim, now = uuid.uuid4(), timezone.now()
     due = Run.objects.filter(pk=run_id, status=Run.Status.WAITING)
@@ -236,7 +243,7 @@ def resume(run_id: int, *, answer=None, early: bool = False) -> bool:
         due = due.filter(resume_at__lte=now)
     if not due.update(status=Run.Status.RUNNING, claim=claim, lease_until=now + timedelta(seconds=lease_seconds())):
         return False
-    run = Run.objects.select_related("automation").get(pk=run_id)
+    run = queued or Run.objects.select_related("automation").get(pk=run_id)
     if not run.automation.enabled and run.source in DELIVERED and (run.waiting_for or {}).get("kind") == START:
         Run.objects.filter(pk=run_id, claim=claim).update(status=Run.Status.WAITING, claim=None, lease_until=None)
         return False

@@ -4,9 +4,9 @@ Run: .venv/bin/python benchmarks/drain.py [--deliveries 4000] [--rounds 2]
 Each round stores the backlog straight into a fresh PostgreSQL database (the
 same rows the webhook URL stores), queues it as the web processes would (one
 hooks.process_deliveries message per 50 ids), starts a worker of 2 processes
-(the Procfile's default) and times it from its start to the last delivery
-done. It then checks that every delivery ended done with exactly one run, and
-that every run succeeded.
+(the Procfile's default) and times it from its start to the last delivery's
+run succeeded. It then checks that every delivery ended done with exactly one
+run, and that every run succeeded.
 
 It also reports the CPU time (user + system) spent per 1,000 deliveries by the
 worker's processes and by the PostgreSQL backends serving them, from the first
@@ -64,12 +64,12 @@ def drain_once(deliveries: int) -> tuple[float, float, float]:
     try:
         while True:
             done, total, succeeded, runs = _count()
-            if done == total:
+            if succeeded == total:
                 elapsed = time.monotonic() - started
-                last = (done, _cpu_seconds(_family(worker.pid)), _cpu_seconds(_backends()))
+                last = (succeeded, _cpu_seconds(_family(worker.pid)), _cpu_seconds(_backends()))
                 break
-            if done and first is None:
-                first = (done, _cpu_seconds(_family(worker.pid)), _cpu_seconds(_backends()))
+            if succeeded and first is None:
+                first = (succeeded, _cpu_seconds(_family(worker.pid)), _cpu_seconds(_backends()))
             time.sleep(0.2)
     finally:
         worker.terminate()

@@ -32,14 +32,14 @@ def process_delivery(*, delivery_id: int) -> None:
 
     A worker lost between the two leaves the run queued: the sweeper finds it due.
     """
-    for run_id in start_runs(delivery_id=delivery_id):
-        runs.resume(run_id)
+    for run in start_runs(delivery_id=delivery_id):
+        runs.resume(run.pk, queued=run)
 
 
-def start_runs(*, delivery_id: int) -> list[int]:
+def start_runs(*, delivery_id: int) -> list[Run]:
     """In one transaction: the delivery suppressed (a duplicate), or its run queued and the delivery done.
 
-    Returns the ids of the runs it became, for the caller to go on with;
+    Returns the runs it became, for the caller to go on with;
     none when the automation is off (the delivery is kept for replay) or
     deleted, when another worker took the delivery first, or when it was
     suppressed. Never raises for anything a delivery carries: one whose run
@@ -69,7 +69,7 @@ def start_runs(*, delivery_id: int) -> list[int]:
         return []
 
 
-def _start_runs(delivery_id: int, automations: list[Automation]) -> list[int]:
+def _start_runs(delivery_id: int, automations: list[Automation]) -> list[Run]:
     # The row's lock makes a second worker wait here, then find the delivery no longer pending.
     delivery = Delivery.objects.select_for_update().filter(pk=delivery_id, status=Delivery.Status.PENDING).first()
     if delivery is None:
@@ -91,7 +91,7 @@ def _start_runs(delivery_id: int, automations: list[Automation]) -> list[int]:
         queued.append(runs.queue(automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, dispatch=False))
     if queued:
         Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.DONE, run=queued[0])
-    return [run.pk for run in queued]
+    return queued
 
 
 def _original_run(delivery: Delivery) -> int | None:

@@ -30,11 +30,12 @@ _NAME = """
 """
 
 
-def _replace(schema_editor, with_actions: bool) -> None:
+def _replace(schema_editor, with_actions: bool, foreign_keys=FOREIGN_KEYS) -> None:
+    """Each of foreign_keys (a later migration passes its own) with its action, or without."""
     if schema_editor.connection.vendor != "postgresql":
         return
     quote = schema_editor.quote_name
-    for table, column, referenced, action in FOREIGN_KEYS:
+    for table, column, referenced, action in foreign_keys:
         with schema_editor.connection.cursor() as cursor:
             cursor.execute(_NAME, [table, referenced, column])
             (name,) = cursor.fetchone()

@@ -139,12 +139,13 @@ def assert_gone(automation, path: str):
     assert (post(path).status_code, Delivery.objects.count()) == (404, 0)
 
 
-def claim_and_start_run(*, automation, delivery, gate):
-    """The worker's transaction: the claimed delivery's row locked, its run inserted and linked, held before commit."""
+def start_run(*, automation, delivery, gate):
+    """The worker's transaction (hooks.deliveries.start_runs): the delivery's row locked, its run queued and linked,
+    held before commit."""
     with transaction.atomic():
-        Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.RUNNING)
-        run = runs.start(automation=automation, trigger={}, source=Run.Source.WEBHOOK)
-        Delivery.objects.filter(pk=delivery.pk).update(run=run)
+        Delivery.objects.select_for_update().get(pk=delivery.pk)
+        run = runs.queue(automation=automation, trigger={}, source=Run.Source.WEBHOOK, dispatch=False)
+        Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.DONE, run=run)
         gate.hold()
     return run
 
@@ -172,7 +173,7 @@ def test_a_run_committed_while_the_delete_waits_goes_with_it(make_automation, st
     path = hook_path(automation)
     delivery = committed_delivery(automation)
     gate = Gate()
-    worker = Side(claim_and_start_run, automation=automation, delivery=delivery, gate=gate).begin()
+    worker = Side(start_run, automation=automation, delivery=delivery, gate=gate).begin()
     gate.wait_reached()
     deleting = Side(deleter(how, automation, staff_client)).begin()
     wait_until(lambda: waiting(deleting.pid), message="the delete to wait for the worker's delivery")
@@ -183,24 +184,28 @@ def test_a_run_committed_while_the_delete_waits_goes_with_it(make_automation, st
     assert_gone(automation, path)
 
 
-def test_a_worker_whose_run_would_commit_after_the_delete_ends_quietly(make_automation, monkeypatch, caplog):
-    """The real worker, held once its run is inserted; the delete goes through; the worker's commit is refused."""
+def test_a_worker_whose_run_is_queued_while_the_delete_waits_ends_quietly(make_automation, monkeypatch, caplog):
+    """The real worker, held once its run is queued: the delete waits for the delivery's row, then takes the run with
+    it, and the worker, going on with a run that is gone, ends quietly."""
     automation = make_automation(STEPS)
     path = hook_path(automation)
     delivery = committed_delivery(automation)
-    gate, start_run = Gate(), runs.start
+    gate, queue = Gate(), runs.queue
 
-    def start_run_then_wait(**kwargs):
-        run = start_run(**kwargs)
+    def queue_then_wait(**kwargs):
+        run = queue(**kwargs)
         gate.hold()
         return run
 
-    monkeypatch.setattr(runs, "start", start_run_then_wait)
+    monkeypatch.setattr(runs, "queue", queue_then_wait)
     worker = Side(hook_deliveries.process_delivery, delivery_id=delivery.pk).begin()
     gate.wait_reached()
-    automation_services.delete_automation(automation=automation)
+    deleting = Side(automation_services.delete_automation, automation=automation).begin()
+    wait_until(lambda: waiting(deleting.pid), message="the delete to wait for the worker's delivery")
     gate.open()
+    deleting.outcome()
     worker.outcome()
+    assert not Run.objects.exists()
     assert not [record for record in caplog.records if record.levelname in ("ERROR", "CRITICAL")]
     assert_gone(automation, path)
 
@@ -285,7 +290,7 @@ def test_deleting_the_owner_takes_a_run_committed_meanwhile(make_automation, own
     path = hook_path(automation)
     delivery = committed_delivery(automation)
     gate = Gate()
-    worker = Side(claim_and_start_run, automation=automation, delivery=delivery, gate=gate).begin()
+    worker = Side(start_run, automation=automation, delivery=delivery, gate=gate).begin()
     gate.wait_reached()
     deleting = Side(owner.delete).begin()
     wait_until(lambda: waiting(deleting.pid), message="the owner's delete to wait for the worker's delivery")

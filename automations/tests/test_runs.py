@@ -341,3 +341,24 @@ def test_an_answer_after_the_wait_expired_is_refused_before_the_sweeper_comes_by
     assert runs.answer(run.pk, step="pause", answer={"late": True}) is False
     run.refresh_from_db()
     assert run.answer is None
+
+
+def test_a_run_that_fails_after_it_waited_is_not_retried(make_automation):
+    automation = make_automation(
+        [WAIT_THEN_RECORD[0], {"id": "call", "kind": "http_request", "url": "not a url"}],
+        settings={"retries": {"max_attempts": 3}},
+    )
+    run = deliver(automation).run
+    make_due(run)
+    assert runs.resume(run.pk) is True
+    assert list(Run.objects.values_list("status", "attempt")) == [(Run.Status.FAILED, 1)]
+
+
+def test_a_run_that_fails_before_any_wait_is_retried_from_its_first_step(make_automation):
+    automation = make_automation(
+        [{"id": "call", "kind": "http_request", "url": "not a url"}, WAIT_THEN_RECORD[0]],
+        settings={"retries": {"max_attempts": 3, "backoff_seconds": 1}},
+    )
+    first = deliver(automation).run
+    retry = Run.objects.get(attempt=2)
+    assert (first.status, retry.retry_of, retry.steps, retry.definition) == ("failed", first, [], first.definition)

@@ -235,7 +235,7 @@ def test_an_automation_deleted_while_its_run_is_in_progress_ends_the_task_quietl
 def test_a_worker_lost_between_making_the_run_and_going_on_leaves_it_to_the_sweeper(make_automation, eager_tasks):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
-    [run_id] = deliveries.start_runs(delivery_id=delivery.pk)  # committed; then the worker died
+    [run_id] = [run.pk for run in deliveries.start_runs(delivery_id=delivery.pk)]  # committed; then the worker died
     assert Run.objects.get(pk=run_id).status == Run.Status.WAITING
     runs.sweep()
     assert Run.objects.get(pk=run_id).status == Run.Status.SUCCEEDED
@@ -251,7 +251,7 @@ def lose_the_worker_of(run_id: int) -> None:
 
 def test_a_run_whose_worker_was_lost_goes_on_once_its_lease_lapses(make_automation, eager_tasks):
     automation = make_automation(RECORD)
-    [run_id] = deliveries.start_runs(delivery_id=deliver(automation).pk)
+    [run_id] = [run.pk for run in deliveries.start_runs(delivery_id=deliver(automation).pk)]
     lose_the_worker_of(run_id)
     deliveries.process_delivery(delivery_id=Delivery.objects.get().pk)  # a stray task: the run is not its own
     assert Run.objects.get().status == Run.Status.RUNNING
@@ -263,7 +263,7 @@ def test_a_run_whose_worker_was_lost_goes_on_once_its_lease_lapses(make_automati
 
 def test_a_worker_that_lost_its_claim_cannot_complete_the_run(make_automation, monkeypatch):
     automation = make_automation(RECORD)
-    [run_id] = deliveries.start_runs(delivery_id=deliver(automation).pk)
+    [run_id] = [run.pk for run in deliveries.start_runs(delivery_id=deliver(automation).pk)]
     real_advance, late = runs.engine.advance, []
 
     def slow_advance(run, **kwargs):
@@ -284,7 +284,7 @@ def test_a_worker_that_lost_its_claim_cannot_complete_the_run(make_automation, m
 
 def test_a_run_that_loses_every_worker_is_abandoned_with_its_reason(make_automation):
     automation = make_automation(RECORD, settings={"retries": {"max_attempts": 3}})
-    [run_id] = deliveries.start_runs(delivery_id=deliver(automation).pk)
+    [run_id] = [run.pk for run in deliveries.start_runs(delivery_id=deliver(automation).pk)]
     for _ in range(runs.LOST_WORKER_LIMIT + 1):
         lose_the_worker_of(run_id)
         runs.sweep()

@@ -20,7 +20,7 @@ def test_of_workers_taking_one_delivery_together_exactly_one_makes_its_run(make_
 
     made = at_once(*[lambda: deliveries.start_runs(delivery_id=delivery.pk)] * 8)
 
-    assert sorted(len(run_ids) for run_ids in made) == [0] * 7 + [1]
+    assert sorted(len(made_runs) for made_runs in made) == [0] * 7 + [1]
     assert Run.objects.count() == 1
     assert Delivery.objects.get().run_id == Run.objects.get().pk
 

@@ -32,7 +32,7 @@ def test_beat_starts_and_keeps_sending_on_a_fresh_deploy(tmp_path):
 
         def sent_twice() -> bool:
             assert beat.poll() is None, f"beat exited:\n{log_path.read_text(errors='replace')}"
-            return log_path.read_text(errors="replace").count("Sending due task hooks-sweep-deliveries") >= 2
+            return log_path.read_text(errors="replace").count("Sending due task automations-sweep-runs") >= 2
 
         wait_until(sent_twice, 60, 0.2, "beat to send the sweeper twice")
         assert "beat: Starting..." in log_path.read_text(errors="replace")

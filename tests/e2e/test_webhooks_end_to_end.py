@@ -12,17 +12,20 @@ restarted while deliveries arrive, and none is lost.
 
 import http.client
 import json
+import shutil
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
+import redis
 
 from automations import services as automation_services
 from automations.models import LookupRow, Run
 from hooks.models import Delivery
 from hooks.tests.test_odd_input import HOSTILE
-from tests.e2e.stack import END_TO_END, Stack, wait_until
+from tests.e2e.stack import END_TO_END, Stack, free_port, wait_until
 from tests.local_apps import serving, slow_handler
 
 pytestmark = END_TO_END
@@ -265,3 +268,68 @@ def test_a_stream_of_hostile_and_well_formed_webhooks_all_end_across_a_worker_ki
     assert sorted(done.values_list("run_id", flat=True)) == sorted(succeeded.values_list("pk", flat=True))
     assert done.count() + deliveries.filter(status="suppressed").count() == len(stream)
     assert sorted(row.data["n"] for row in LookupRow.objects.exclude(data__n=None)) == list(range(40))
+
+
+class PrivateRedis:
+    """A Redis server of one test's own, on a free port, keeping nothing on disk: the broker the test kills."""
+
+    def __init__(self, folder):
+        self.port, self.folder, self.process = free_port(), folder, None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        command = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen([*command, "--dir", str(self.folder)], stdout=subprocess.DEVNULL)
+        wait_until(self._answers, 10, 0.05, "the private Redis to answer")
+
+    def kill(self) -> None:
+        """SIGKILL: every message it held, queued or taken by a worker, is gone."""
+        self.process.kill()
+        self.process.wait()
+
+    def _answers(self) -> bool:
+        try:
+            return redis.Redis(port=self.port, socket_timeout=1).ping()
+        except redis.ConnectionError:
+            return False
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    if not shutil.which("redis-server"):
+        pytest.skip("no redis-server on this machine")
+    server = PrivateRedis(tmp_path)
+    server.start()
+    yield server
+    if server.process.poll() is None:
+        server.kill()
+
+
+def test_a_broker_killed_and_restarted_while_webhooks_arrive_loses_no_accepted_delivery(
+    tmp_path, make_automation, private_redis
+):
+    """Contract 1 across a broker restart: the messages of every delivery queued or being run are lost with it, and
+    those accepted while it is down never had one; the sweeper queues them all once it is back."""
+    running = Stack(
+        tmp_path, REDIS_URL=private_redis.url, RUN_SWEEP_SECONDS="1", DELIVERY_SWEEP_SECONDS="1", RUN_LEASE_SECONDS="6"
+    )
+    running.start_web(hooks_process=True)
+    running.start_worker()
+    running.start_beat()
+    try:
+        automation = make_automation(RECORD)
+        url = hook_url(running, automation)
+        accepted = []
+        for n in range(40):
+            if n == 15:
+                private_redis.kill()
+            if n == 25:
+                private_redis.start()
+            if post(url, {"n": n}).status_code == 200:
+                accepted.append(n)
+        assert accepted == list(range(40))  # a 200 waits for the database alone, not for the broker
+        wait_until(lambda: settled(automation.pk, len(accepted)), 120, 0.5, "every accepted delivery to run")
+        assert sorted(row.data["n"] for row in LookupRow.objects.all()) == accepted  # each once
+        assert Run.objects.filter(status="succeeded").count() == len(accepted)
+    finally:
+        running.stop()
