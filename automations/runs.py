@@ -12,10 +12,11 @@ two workers, two answers, or a worker and the sweeper never both move a run.
 Other apps move runs only through these functions.
 """
 
+import dataclasses
 import logging
 import time
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
@@ -56,17 +57,20 @@ def start(
     )
 
 
-def queue(
-    *,
-    automation: Automation,
-    trigger: dict,
-    source: str,
-    attempt: int = 1,
-    at=None,
-    definition: dict | None = None,
-    dispatch: bool = True,
-    retry_of_id: int | None = None,
-) -> Run:
+@dataclasses.dataclass(frozen=True)
+class Queued:
+    """A run to queue (queue_all): of this automation, with this trigger data, from this source."""
+
+    automation: Automation
+    trigger: dict
+    source: str
+    attempt: int = 1
+    at: datetime | None = None
+    definition: dict | None = None
+    retry_of_id: int | None = None
+
+
+def queue(*, automation: Automation, trigger: dict, source: str, dispatch: bool = True, **more) -> Run:
     """A run to start in a worker, not in the caller: a delivery, a person's submission, a retry.
 
     It is committed as waiting for its start, due at `at` (now by default),
@@ -75,28 +79,38 @@ def queue(
     the sweeper queues it again if that task is lost, so a run accepted here
     is never lost. Its steps run once, as a resumed run's do (a worker lost
     meanwhile gives it back). A delivery's run starts only while its
-    automation is on (DELIVERED). definition: the one it runs (the
-    automation's by default). retry_of_id: the first attempt, for a retry.
+    automation is on (DELIVERED). more: Queued's attempt, at, definition (the
+    automation's by default) and retry_of_id (the first attempt, for a retry).
     """
+    return queue_all([Queued(automation=automation, trigger=trigger, source=source, **more)], dispatch=dispatch)[0]
+
+
+def queue_all(wanted: list[Queued], *, dispatch: bool = True) -> list[Run]:
+    """queue() for many runs at once: one INSERT (a worker turning a batch of deliveries into runs)."""
     from automations import tasks
 
-    when = at or timezone.now()
-    run = Run.objects.create(
-        automation=automation,
-        definition=automation.definition if definition is None else definition,
-        trigger=trigger,
-        source=source,
-        attempt=attempt,
-        retry_of_id=retry_of_id,
-        status=Run.Status.WAITING,
-        waiting_for={"kind": START, "step": ""},
-        resume_at=when,
+    now = timezone.now()
+    made = Run.objects.bulk_create(
+        Run(
+            automation=one.automation,
+            definition=one.automation.definition if one.definition is None else one.definition,
+            trigger=one.trigger,
+            source=one.source,
+            attempt=one.attempt,
+            retry_of_id=one.retry_of_id,
+            status=Run.Status.WAITING,
+            waiting_for={"kind": START, "step": ""},
+            resume_at=one.at or now,
+        )
+        for one in wanted
     )
-    if dispatch and at is None:
-        transaction.on_commit(lambda: tasks.resume_run.delay(run.pk), robust=True)
-    elif dispatch:
-        _resume_at(run.pk, when)
-    return run
+    for run, one in zip(made, wanted, strict=True):
+        run.automation = one.automation  # the caller's instance: a worker goes on with it as it is
+        if dispatch and one.at is None:
+            transaction.on_commit(lambda run_id=run.pk: tasks.resume_run.delay(run_id), robust=True)
+        elif dispatch:
+            _resume_at(run.pk, run.resume_at)
+    return made
 
 
 def failed(*, automation: Automation, source: str, attempt: int, reason: str) -> Run:

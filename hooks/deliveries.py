@@ -13,6 +13,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, OperationalError, transaction
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from automations import runs
@@ -36,24 +37,65 @@ def process_delivery(*, delivery_id: int) -> None:
         runs.resume(run.pk, queued=run)
 
 
+# A delivery whose body is larger than this becomes its run alone: a batch holds every body it turns in memory at
+# once, and a message names up to 50 deliveries of up to HOOK_MAX_BODY_BYTES each.
+BATCHED_BODY_BYTES = 64 * 1024
+
+
+def process_deliveries(*, delivery_ids: list[int]) -> None:
+    """Run deliveries committed together, in order; one that raises does not keep the others from running.
+
+    Those with small bodies become their runs together, in one transaction
+    (a worker drains a backlog faster than one by one: benchmarks/RESULTS.md,
+    "Worker"); if that fails, each becomes its run alone, so that only a
+    faulty one fails. The worker then goes on with each run in turn.
+    """
+    sizes = dict(Delivery.objects.filter(pk__in=delivery_ids).values_list("pk", Length("body")))
+    together: list[int] = []
+    for delivery_id in delivery_ids:
+        if (sizes.get(delivery_id) or 0) <= BATCHED_BODY_BYTES:
+            together.append(delivery_id)
+            continue
+        _process_together(together)
+        together = []
+        _process_logged(delivery_id)
+    _process_together(together)
+
+
+def _process_together(delivery_ids: list[int]) -> None:
+    if not delivery_ids:
+        return
+    try:
+        with transaction.atomic():
+            queued = _start_runs(_locked(delivery_ids))
+    except Exception:  # noqa: BLE001 (one delivery's fault: each is taken alone, and it alone fails)
+        logger.info("deliveries %s could not become their runs together; each goes alone", delivery_ids)
+        for delivery_id in delivery_ids:
+            _process_logged(delivery_id)
+        return
+    for run in queued:
+        try:
+            runs.resume(run.pk, queued=run)
+        except Exception:
+            logger.exception("run %d could not go on; the sweeper will queue it again", run.pk)
+
+
 def start_runs(*, delivery_id: int) -> list[Run]:
     """In one transaction: the delivery suppressed (a duplicate), or its run queued and the delivery done.
 
-    Returns the runs it became, for the caller to go on with;
-    none when the automation is off (the delivery is kept for replay) or
-    deleted, when another worker took the delivery first, or when it was
-    suppressed. Never raises for anything a delivery carries: one whose run
-    cannot be started is failed with the reason, so that it ends (but for a
-    passing fault of the database, after which the sweeper tries again). Shaped for
-    a delivery that feeds several automations: each gets its run, in the
-    same transaction.
+    Returns the runs it became, for the caller to go on with; none when the
+    automation is off (the delivery is kept for replay) or deleted, when
+    another worker took the delivery first, or when it was suppressed. Never
+    raises for anything a delivery carries: one whose run cannot be started
+    is failed with the reason, so that it ends (but for a passing fault of
+    the database, after which the sweeper tries again).
     """
     automation = Automation.objects.filter(enabled=True, deliveries__pk=delivery_id).first()
     if automation is None:
         return []
     try:
         with transaction.atomic():
-            return _start_runs(delivery_id, [automation])
+            return _start_runs(_locked([delivery_id]))
     except Exception as error:  # noqa: BLE001 (whatever the bytes, the delivery must end)
         # A delete that went through first refuses the run's foreign key at commit (IntegrityError), or
         # PostgreSQL breaks a lock cycle with it by failing this transaction (a deadlock).
@@ -69,28 +111,46 @@ def start_runs(*, delivery_id: int) -> list[Run]:
         return []
 
 
-def _start_runs(delivery_id: int, automations: list[Automation]) -> list[Run]:
-    # The row's lock makes a second worker wait here, then find the delivery no longer pending.
-    delivery = Delivery.objects.select_for_update().filter(pk=delivery_id, status=Delivery.Status.PENDING).first()
-    if delivery is None:
-        return []
-    trigger = None
-    queued = []
-    for automation in automations:
-        if automation.suppress_duplicates and (original := _original_run(delivery)):
-            Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.SUPPRESSED, suppressed_by=original)
-            runs.count_suppressed(original)
-            continue
-        trigger = trigger or trigger_data(
-            body=bytes(delivery.body),
-            content_type=delivery.content_type,
-            query_string=delivery.query_string,
-            path=delivery.path,
-        )
-        # Not dispatched: this worker goes on with it once the transaction commits (process_delivery).
-        queued.append(runs.queue(automation=automation, trigger=trigger, source=Run.Source.WEBHOOK, dispatch=False))
-    if queued:
-        Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.DONE, run=queued[0])
+def _locked(delivery_ids: list[int]) -> list[Delivery]:
+    """The pending deliveries among these of an automation that is on, oldest first, each row locked until the
+    transaction ends: a second worker waits, then finds them no longer pending."""
+    return list(
+        Delivery.objects.select_for_update(of=("self",))
+        .select_related("automation")
+        .filter(pk__in=delivery_ids, status=Delivery.Status.PENDING, automation__enabled=True)
+        .order_by("pk")
+    )
+
+
+def _start_runs(locked: list[Delivery]) -> list[Run]:
+    """Each delivery suppressed, or a run queued for each automation it feeds (today its own) and the delivery done,
+    in the caller's transaction. The runs are not dispatched: the worker goes on with them once it commits."""
+    wanted, made = [], []
+    for delivery in locked:
+        trigger = None
+        for automation in [delivery.automation]:
+            if automation.suppress_duplicates and (original := _original_run(delivery)):
+                Delivery.objects.filter(pk=delivery.pk).update(
+                    status=Delivery.Status.SUPPRESSED, suppressed_by=original
+                )
+                runs.count_suppressed(original)
+                continue
+            trigger = trigger or trigger_data(
+                body=bytes(delivery.body),
+                content_type=delivery.content_type,
+                query_string=delivery.query_string,
+                path=delivery.path,
+            )
+            wanted.append(runs.Queued(automation=automation, trigger=trigger, source=Run.Source.WEBHOOK))
+            made.append(delivery)
+    queued = runs.queue_all(wanted, dispatch=False)
+    firsts = {}
+    for delivery, run in zip(made, queued, strict=True):
+        firsts.setdefault(delivery.pk, (delivery, run))
+    for delivery, run in firsts.values():
+        delivery.status, delivery.run = Delivery.Status.DONE, run
+    if firsts:
+        Delivery.objects.bulk_update([delivery for delivery, _ in firsts.values()], ["status", "run"])
     return queued
 
 
@@ -99,9 +159,12 @@ def _original_run(delivery: Delivery) -> int | None:
 
     A run that completed within the window, or one that started within it
     and waits: its duplicate would otherwise wait beside it and act twice.
+    Not a run queued and not yet started, which may still fail.
     """
     since = timezone.now() - timedelta(seconds=settings.HOOK_SUPPRESSION_SECONDS)
-    return statements.original_run(delivery, completed=COMPLETED, waiting=Run.Status.WAITING, since=since)
+    return statements.original_run(
+        delivery, completed=COMPLETED, waiting=Run.Status.WAITING, since=since, queued=runs.START
+    )
 
 
 def _fail(delivery_id: int, automation: Automation, reason: str) -> None:
@@ -113,12 +176,6 @@ def _fail(delivery_id: int, automation: Automation, reason: str) -> None:
         Delivery.objects.filter(pk=delivery_id, status=Delivery.Status.PENDING).update(
             status=Delivery.Status.FAILED, error=reason, run=run
         )
-
-
-def process_deliveries(*, delivery_ids: list[int]) -> None:
-    """Run deliveries committed together, in order; one that raises does not keep the others from running."""
-    for delivery_id in delivery_ids:
-        _process_logged(delivery_id)
 
 
 def _process_logged(delivery_id: int) -> None:

@@ -40,11 +40,13 @@ def db_value(model, name: str, value):
     return model._meta.get_field(name).get_db_prep_save(value, connection)
 
 
-def original_run(delivery: Delivery, *, completed: tuple[str, ...], waiting: str, since) -> int | None:
+def original_run(delivery: Delivery, *, completed: tuple[str, ...], waiting: str, since, queued: str) -> int | None:
     """The newest run of another delivery of the automation with the same body that completed or waits since then.
 
     completed: the statuses of a completed run (finished since); waiting: a
-    waiting run's status (started since).
+    waiting run's status (started since); queued: what a run queued for its
+    start waits for (automations.runs.START), which is not yet a run that
+    waits: it may still fail.
     """
     params = [
         delivery.automation_id,
@@ -54,6 +56,7 @@ def original_run(delivery: Delivery, *, completed: tuple[str, ...], waiting: str
         db_value(Run, "finished_at", since),
         db_value(Run, "status", waiting),
         db_value(Run, "started_at", since),
+        queued,
     ]
     with connection.cursor() as cursor:
         cursor.execute(original_run_sql(len(completed)), params)
@@ -69,13 +72,17 @@ def original_run_sql(completed: int) -> str:
     CPU of its parameters (benchmarks/RESULTS.md, eleventh session).
     """
     run_id, status = f"d.{column(Delivery, 'run')}", f"r.{column(Run, 'status')}"
+    waiting_for = f"r.{column(Run, 'waiting_for')}"
+    kind = (
+        f"{waiting_for} ->> 'kind'" if connection.vendor == "postgresql" else f"json_extract({waiting_for}, '$.kind')"
+    )
     return (
         f"SELECT {run_id} FROM {connection.ops.quote_name(Delivery._meta.db_table)} d "
         f"INNER JOIN {connection.ops.quote_name(Run._meta.db_table)} r ON {run_id} = r.{column(Run, 'id')} "
         f"WHERE d.{column(Delivery, 'automation')} = %s AND d.{column(Delivery, 'body_digest')} = %s "
         f"AND NOT (d.{column(Delivery, 'id')} = %s) "
         f"AND (({status} IN ({', '.join(['%s'] * completed)}) AND r.{column(Run, 'finished_at')} >= %s) "
-        f"OR ({status} = %s AND r.{column(Run, 'started_at')} >= %s)) "
+        f"OR ({status} = %s AND r.{column(Run, 'started_at')} >= %s AND COALESCE({kind}, '') <> %s)) "
         f"ORDER BY {run_id} DESC LIMIT 1"
     )
 

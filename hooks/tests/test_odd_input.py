@@ -144,10 +144,39 @@ def three_deliveries_the_first_of_which_raises(automation, monkeypatch) -> list[
 
 
 @pytest.mark.django_db
-def test_deliveries_sent_together_all_run_when_one_of_them_raises(make_automation, monkeypatch):
+def test_deliveries_sent_together_all_run_when_one_of_them_cannot_become_its_run(make_automation, monkeypatch):
     automation = make_automation(RECORD, settings={"suppress_duplicates": False})
-    tasks.process_deliveries(three_deliveries_the_first_of_which_raises(automation, monkeypatch))
-    assert list(Delivery.objects.order_by("pk").values_list("status", flat=True)) == ["pending", "done", "done"]
+    ids = [accept(automation, b'{"n": %d}' % n).pk for n in range(3)]
+    real = deliveries.trigger_data
+
+    def raising_for_the_first(*, body, **kwargs):
+        if body == b'{"n": 0}':
+            raise RuntimeError("a fault of ours")
+        return real(body=body, **kwargs)
+
+    monkeypatch.setattr(deliveries, "trigger_data", raising_for_the_first)
+    tasks.process_deliveries(ids)  # together, then each alone: only the faulty one fails
+    stored = Delivery.objects.order_by("pk")
+    assert [(d.status, d.run.status) for d in stored] == [("failed", "failed"), ("done", "succeeded")] + [
+        ("done", "succeeded")
+    ]
+
+
+@pytest.mark.django_db
+def test_deliveries_sent_together_all_run_when_one_of_their_runs_raises(make_automation, monkeypatch):
+    automation = make_automation(RECORD, settings={"suppress_duplicates": False})
+    ids = [accept(automation, b'{"n": %d}' % n).pk for n in range(3)]
+    real = deliveries.runs.resume
+
+    def raising_for_the_first(run_id, **kwargs):
+        if run_id == min(Run.objects.values_list("pk", flat=True)):
+            raise RuntimeError("the database went away")
+        return real(run_id, **kwargs)
+
+    monkeypatch.setattr(deliveries.runs, "resume", raising_for_the_first)
+    tasks.process_deliveries(ids)
+    statuses = list(Run.objects.order_by("pk").values_list("status", flat=True))
+    assert statuses == ["waiting", "succeeded", "succeeded"]  # the first is still queued: the sweeper finds it
 
 
 @pytest.mark.django_db
@@ -275,3 +304,16 @@ def test_a_respond_header_filled_with_what_http_cannot_send_fails_the_run_instea
         Run.Status.FAILED,
         "step r: header 'X-Echo' cannot be sent: its name or value has characters HTTP does not allow",
     )
+
+
+@pytest.mark.django_db
+def test_a_large_body_becomes_its_run_alone_and_the_batch_keeps_its_order(make_automation, monkeypatch):
+    automation = make_automation(RECORD, settings={"suppress_duplicates": False})
+    monkeypatch.setattr(deliveries, "BATCHED_BODY_BYTES", 10)
+    ids = [accept(automation, body).pk for body in (b'{"n": 1}', b'{"n": 2, "pad": "........"}', b'{"n": 3}')]
+    together = []
+    real = deliveries._locked
+    monkeypatch.setattr(deliveries, "_locked", lambda delivery_ids: together.append(delivery_ids) or real(delivery_ids))
+    tasks.process_deliveries(ids)
+    assert together == [[ids[0]], [ids[1]], [ids[2]]]  # the large one alone, between the others
+    assert [row.data["body"]["n"] for row in LookupRow.objects.order_by("pk")] == [1, 2, 3]

@@ -117,6 +117,15 @@ def test_a_byte_identical_body_after_a_success_is_suppressed_and_counted_on_the_
     assert Run.objects.count() == 2
 
 
+def test_a_duplicate_of_a_delivery_whose_run_has_not_started_yet_is_not_suppressed(make_automation):
+    """Suppression begins once a run succeeded (SPEC 6.3): a queued run may still fail, and its retries would pass."""
+    automation = make_automation(RECORD)
+    first = deliver(automation)
+    deliveries.start_runs(delivery_id=first.pk)  # queued; its worker has not gone on with it yet
+    second = process(deliver(automation))
+    assert (second.status, second.run.status) == (Delivery.Status.DONE, Run.Status.SUCCEEDED)
+
+
 def test_a_failed_run_starts_no_suppression(make_automation, django_capture_on_commit_callbacks):
     automation = make_automation(
         [{"id": "cond", "kind": "http_request", "url": "nope"}], settings={"retries": {"max_attempts": 1}}
@@ -313,11 +322,11 @@ def test_a_run_that_cannot_start_is_failed_with_its_reason(make_automation, monk
     automation = make_automation(RECORD, settings={"retries": {"max_attempts": 2, "backoff_seconds": 30}})
     delivery = deliver(automation)
 
-    def queue_that_raises(**kwargs):
-        Run.objects.create(automation=kwargs["automation"], source="webhook")  # rolled back
+    def queue_that_raises(wanted, **kwargs):
+        Run.objects.create(automation=wanted[0].automation, source="webhook")  # rolled back
         raise RuntimeError("a fault of ours")
 
-    monkeypatch.setattr(runs, "queue", queue_that_raises)
+    monkeypatch.setattr(runs, "queue_all", queue_that_raises)
     delivery = process(delivery)  # nothing is raised to the task: the delivery ends
     assert (delivery.status, delivery.error) == (Delivery.Status.FAILED, "its run could not be started (RuntimeError)")
     run = Run.objects.get()  # Execution History shows the attempt, with the reason
@@ -330,7 +339,7 @@ def test_a_run_that_cannot_start_is_failed_with_its_reason(make_automation, monk
 def test_a_run_that_cannot_start_for_a_passing_database_fault_is_left_to_the_sweeper(make_automation, monkeypatch):
     automation = make_automation(RECORD)
     delivery = deliver(automation)
-    monkeypatch.setattr(runs, "queue", lambda **kwargs: (_ for _ in ()).throw(OperationalError("lock timeout")))
+    monkeypatch.setattr(runs, "queue_all", lambda *a, **k: (_ for _ in ()).throw(OperationalError("lock timeout")))
     assert process(delivery).status == Delivery.Status.PENDING
     assert not Run.objects.exists()
     monkeypatch.undo()
@@ -341,8 +350,8 @@ def test_a_worker_whose_run_start_loses_to_a_delete_ends_quietly(make_automation
     automation = make_automation(RECORD)
     delivery = deliver(automation)
 
-    def deleted_meanwhile(delivery_id, automations):
-        Delivery.objects.filter(pk=delivery_id).delete()
+    def deleted_meanwhile(locked):
+        Delivery.objects.filter(pk=delivery.pk).delete()
         automation.delete()
         raise OperationalError("deadlock detected")  # or IntegrityError: PostgreSQL fails one of the two
 

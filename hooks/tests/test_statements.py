@@ -77,7 +77,7 @@ def the_orm_query(delivery: Delivery, since) -> int | None:
         Delivery.objects.filter(automation_id=delivery.automation_id, body_digest=delivery.body_digest)
         .filter(
             Q(run__status__in=deliveries.COMPLETED, run__finished_at__gte=since)
-            | Q(run__status=Run.Status.WAITING, run__started_at__gte=since)
+            | (Q(run__status=Run.Status.WAITING, run__started_at__gte=since) & ~Q(run__waiting_for__kind="start"))
         )
         .exclude(pk=delivery.pk)
         .order_by("-run_id")
@@ -86,10 +86,11 @@ def the_orm_query(delivery: Delivery, since) -> int | None:
     )
 
 
-def earlier_delivery(automation, status, *, started_ago=0, finished_ago=0, digest="1" * 64) -> Delivery:
+def earlier_delivery(automation, status, *, started_ago=0, finished_ago=0, digest="1" * 64, kind=None) -> Delivery:
     now = timezone.now()
     finished = None if status in (Run.Status.WAITING, Run.Status.RUNNING) else now - timedelta(seconds=finished_ago)
-    run = Run.objects.create(automation=automation, status=status, finished_at=finished)
+    waiting_for = {"kind": kind, "step": ""} if kind else None
+    run = Run.objects.create(automation=automation, status=status, finished_at=finished, waiting_for=waiting_for)
     Run.objects.filter(pk=run.pk).update(started_at=now - timedelta(seconds=started_ago))
     return stored_delivery(automation, digest=digest, run=run)
 
@@ -101,7 +102,8 @@ EARLIER = {
     "failed in the window": {"status": Run.Status.FAILED, "finished_ago": 10},
     "abandoned in the window": {"status": Run.Status.ABANDONED, "finished_ago": 10},
     "running": {"status": Run.Status.RUNNING, "started_ago": 10},
-    "waiting, started in the window": {"status": Run.Status.WAITING, "started_ago": 10},
+    "waiting, started in the window": {"status": Run.Status.WAITING, "started_ago": 10, "kind": "delay"},
+    "queued, not started yet": {"status": Run.Status.WAITING, "started_ago": 10, "kind": "start"},
     "waiting, started before the window": {"status": Run.Status.WAITING, "started_ago": 120},
     "another body": {"status": Run.Status.SUCCEEDED, "finished_ago": 10, "digest": "2" * 64},
 }
@@ -116,7 +118,9 @@ def test_the_duplicate_check_finds_the_run_the_orm_query_finds(make_automation, 
     earlier_delivery(other, Run.Status.SUCCEEDED, finished_ago=10)  # the same body to another automation
     delivery = stored_delivery(automation)
     since = timezone.now() - timedelta(seconds=60)
-    found = statements.original_run(delivery, completed=deliveries.COMPLETED, waiting=Run.Status.WAITING, since=since)
+    found = statements.original_run(
+        delivery, completed=deliveries.COMPLETED, waiting=Run.Status.WAITING, since=since, queued="start"
+    )
     assert found == the_orm_query(delivery, since)
     expected = {"succeeded in the window", "stopped in the window", "waiting, started in the window", "all of them"}
     assert (found is not None) == (earlier in expected)
@@ -127,7 +131,9 @@ def test_the_duplicate_check_never_finds_the_deliverys_own_run(make_automation):
     delivery = earlier_delivery(automation, Run.Status.SUCCEEDED, finished_ago=1)
     since = timezone.now() - timedelta(seconds=60)
     assert (
-        statements.original_run(delivery, completed=deliveries.COMPLETED, waiting=Run.Status.WAITING, since=since)
+        statements.original_run(
+            delivery, completed=deliveries.COMPLETED, waiting=Run.Status.WAITING, since=since, queued="start"
+        )
         is None
     )
 
