@@ -9,8 +9,8 @@ class AutomationsConfig(AppConfig):
     def ready(self):
         from django.db.models.signals import post_delete
 
-        from automations import lifecycle
+        from automations import signals
         from automations.models import Automation
 
         # However an automation's row goes (its owner deleted, a queryset delete), other apps hear "deleted".
-        post_delete.connect(lifecycle.row_deleted, sender=Automation, dispatch_uid="automations.lifecycle.deleted")
+        post_delete.connect(signals.row_deleted, sender=Automation, dispatch_uid="automations.signals.deleted")

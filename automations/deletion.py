@@ -81,5 +81,5 @@ def _deleted_while_off(automation_id: int) -> bool:
             relation.related_model._base_manager.filter(**{relation.field.name: automation_id}).delete()
     automation = Automation.objects.select_for_update().get(pk=automation_id)
     triggers.of(automation).delete(automation)
-    automation.delete()  # its keys with it (Automation.public_keys); "deleted" is heard once it commits (lifecycle)
+    automation.delete()  # its keys with it (Automation.public_keys); "deleted" is sent once it commits (signals)
     return True

@@ -8,7 +8,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from automations import definition as definitions
-from automations import deletion, lifecycle, runs, triggers
+from automations import deletion, runs, signals, triggers
 from automations.exceptions import NotOff, QuotaExceeded
 from automations.models import Automation, LookupRow, Run, WebServiceUsage
 from automations.triggers import TriggerRefused
@@ -69,7 +69,7 @@ def update_automation(
         if automation.enabled:
             before.deactivate(automation)
             after.activate(automation)
-    lifecycle.emit("updated", automation)
+    signals.send_on_commit(signals.updated, automation)
     return automation
 
 
@@ -87,7 +87,7 @@ def turn_on(*, automation: Automation) -> None:
         except TriggerRefused:
             automation.enabled = False
             raise
-        lifecycle.emit("turned_on", automation)
+        signals.send_on_commit(signals.turned_on, automation)
     automation.enabled = True
 
 
@@ -97,7 +97,7 @@ def turn_off(*, automation: Automation) -> None:
     automation.enabled = False
     if changed:
         triggers.of(automation).deactivate(automation)
-        lifecycle.emit("turned_off", automation)
+        signals.send_on_commit(signals.turned_off, automation)
 
 
 @transaction.atomic
@@ -117,7 +117,7 @@ def reset(*, automation: Automation) -> None:
     automation.save(update_fields=["trigger_state", "reset_after_run", "updated_at"])
     LookupRow.objects.filter(automation=automation).delete()
     runs.end_waiting(automation_id=automation.pk, reason=ENDED_BY_RESET)
-    lifecycle.emit("reset", automation)
+    signals.send_on_commit(signals.reset, automation)
 
 
 def delete_automation(*, automation: Automation) -> None:
@@ -138,7 +138,7 @@ def issue_new_urls(*, automation: Automation) -> None:
     hooks.selectors.HOOK_KEY_MEMORY_SECONDS.
     """
     _issue_urls(Automation.objects.select_for_update().get(pk=automation.pk))
-    lifecycle.emit("updated", automation)
+    signals.send_on_commit(signals.updated, automation)
 
 
 def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
@@ -152,11 +152,6 @@ def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
             key_services.issue_key(purpose=purpose, target=automation)
 
 
-# The origin another app gives an owner's URLs of a purpose, as purpose: fn(owner id) -> "https://host"; the
-# pages register the hosted form's (interfaces/apps.py: a white-label domain), so automations imports no page code.
-URL_ORIGINS: dict = {}
-
-
 def form_url(automation: Automation) -> str | None:
     """The hosted form's URL (on the owner's white-label domain when it has one, unless it requires sign-in, which
     lives on BASE_URL); None without a form key."""
@@ -168,11 +163,9 @@ def _page_url(automation: Automation, purpose: str, path: str, *, on_base: bool 
     key = key_selectors.key_of(purpose=purpose, target=automation)
     if key is None:
         return None
-    origin = (
-        settings.BASE_URL
-        if on_base
-        else URL_ORIGINS.get(purpose, lambda owner_id: settings.BASE_URL)(automation.owner_id)
-    )
+    # The pages answer with the owner's white-label domain for a hosted form or chat widget (signals.url_origin).
+    origin = None if on_base else signals.answer(signals.url_origin, purpose=purpose, owner_id=automation.owner_id)
+    origin = origin or settings.BASE_URL
     return f"{origin}/{path}/{key}"
 
 

@@ -7,9 +7,9 @@ class HooksConfig(AppConfig):
     name = "hooks"
 
     def ready(self):
-        from automations import lifecycle, signals
+        from automations import signals
         from hooks import deliveries
 
-        lifecycle.listen("turned_on", deliveries.on_turned_on)
-        lifecycle.listen("reset", deliveries.on_reset)
+        signals.turned_on.connect(deliveries.on_turned_on, dispatch_uid="hooks.replay_kept")
+        signals.reset.connect(deliveries.on_reset, dispatch_uid="hooks.discard_kept")
         signals.sweep.connect(deliveries.queue_pending, dispatch_uid="hooks.queue_pending")

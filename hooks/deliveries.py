@@ -234,11 +234,11 @@ def queue_pending(**_) -> int:
     return len(automations)
 
 
-def on_turned_on(automation: Automation) -> None:
+def on_turned_on(*, automation: Automation, **_) -> None:
     tasks.replay_kept.delay(automation.pk)
 
 
-def on_reset(automation: Automation) -> None:
+def on_reset(*, automation: Automation, **_) -> None:
     """Reset discards the deliveries not yet turned into runs; their queued runs and pending retries the reset
     ended itself (automations.services.reset)."""
     Delivery.objects.filter(automation=automation, status=Delivery.Status.PENDING).delete()

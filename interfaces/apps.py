@@ -7,20 +7,14 @@ class InterfacesConfig(AppConfig):
     name = "interfaces"
 
     def ready(self):
-        # automations does not import interfaces (STYLE.md 9): what its steps and services need of the pages is
-        # handed to them here.
-        from automations import lifecycle, services
-        from automations.steps import approval, chat_reply
-        from interfaces import approvals, chat, domains, selectors, uploads
-        from publickeys.models import PublicKey
+        # automations does not import interfaces (STYLE.md 9): what its steps and services need of the pages, and
+        # what the pages do when an automation changes, goes through its signals.
+        from automations import signals
+        from interfaces import receivers
 
-        approval.served_by(approvals.place_item)
-        chat_reply.answer_with(chat.reply)
-        # Hosted form and chat widget URLs are issued on the owner's white-label domain, when it has one.
-        services.URL_ORIGINS[PublicKey.Purpose.FORM] = domains.public_base_url
-        services.URL_ORIGINS[PublicKey.Purpose.CHAT_WIDGET] = domains.public_base_url
-        # A deleted automation's form files leave the storage with it.
-        lifecycle.listen("deleted", uploads.delete_files_of)
-        # Hosted forms remembered by this process are read again after any change of an automation.
-        for event in lifecycle.EVENTS:
-            lifecycle.listen(event, selectors.forget_form_automations)
+        signals.place_approval_item.connect(receivers.place_approval_item, dispatch_uid="interfaces.approvals")
+        signals.chat_reply.connect(receivers.chat_reply, dispatch_uid="interfaces.chat")
+        signals.url_origin.connect(receivers.url_origin, dispatch_uid="interfaces.domains")
+        signals.deleted.connect(receivers.delete_files, dispatch_uid="interfaces.uploads")
+        for signal in signals.LIFECYCLE:
+            signal.connect(receivers.forget_forms, dispatch_uid="interfaces.forget_forms")

@@ -55,7 +55,7 @@ def form_automation(key: str, *, fresh: bool = False) -> Automation | None:
 
 
 def forget_form_automations(_automation=None) -> None:
-    """Every hosted form is read again at its next request (a lifecycle listener: the automation is not needed)."""
+    """Every hosted form is read again at its next request (after any lifecycle signal of automations)."""
     global _forgets
     _forgets += 1
     _remembered_forms.clear()

@@ -170,7 +170,7 @@ def remove(saved: list[Saved]) -> None:
 def delete_files_of(automation) -> None:
     """A deleted automation's files go with it (their rows went with its delete): its folder, with the storage API.
 
-    Called once the delete has committed (automations.lifecycle, "deleted").
+    Called once the delete has committed (automations.signals.deleted).
     A file that cannot be removed is logged and left: the delete has happened.
     """
     folder = f"forms/{automation.pk}"

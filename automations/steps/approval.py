@@ -8,14 +8,13 @@ details (any JSON) are shown below them. With `expires_after`, an item
 nobody decided in time does what `on_expiry` says (automations/waiting.py).
 
 The queue and its page belong to interfaces/, which automations does not
-import (STYLE.md 9): interfaces hands this module the function that places
-an item (served_by, in its AppConfig.ready()).
+import (STYLE.md 9): the step asks for the item through the signal
+automations.signals.place_approval_item, which interfaces answers.
 """
 
 import json
-from collections.abc import Callable
 
-from automations import effects, jsonsafe, waiting
+from automations import effects, jsonsafe, signals, waiting
 from automations.steps import StepFailed
 
 KIND = "approval"
@@ -34,18 +33,10 @@ SCHEMA = {
 }
 
 DETAILS_LIMIT = 20_000
-# place(*, run, title, text, details, expires_at) -> {"item_id": ..., "public_key_id": ...}
-_place: Callable | None = None
-
-
-def served_by(place: Callable) -> None:
-    """The function that puts an item in the run's automation's queue (interfaces.approvals.place_item)."""
-    global _place
-    _place = place
 
 
 def run(settings: dict, context) -> dict:
-    if _place is None or context.run is None:
+    if not signals.place_approval_item.has_listeners() or context.run is None:
         raise StepFailed("approval queues are not served by this installation")
     title = _text(settings["title"], TITLE_LIMIT) or "Approval"
     text = _text(settings.get("text", ""), TEXT_LIMIT)
@@ -58,7 +49,9 @@ def run(settings: dict, context) -> dict:
 
     def place() -> dict:
         until = waiting.expiry(settings)
-        placed = _place(run=context.run, title=title, text=text, details=details, expires_at=until)
+        placed = signals.answer(
+            signals.place_approval_item, run=context.run, title=title, text=text, details=details, expires_at=until
+        )
         return {
             "item_id": placed["item_id"],
             "public_key_id": placed["public_key_id"],

@@ -4,13 +4,14 @@ Like n8n's "Respond to Chat" and Zapier Chatbots' reply: the text, with its
 {{ paths }} filled, is added to the conversation as the widget's message and
 reaches the visitor's open page at its next poll. A run may reply several
 times; each reply is its own message. The conversation lives in interfaces/,
-which automations does not import (STYLE.md 9): interfaces registers the
-function that writes a reply with answer_with() in its AppConfig.ready().
+which automations does not import (STYLE.md 9): the step asks for the
+reply through the signal automations.signals.chat_reply, which interfaces
+answers.
 """
 
 import json
-from collections.abc import Callable
 
+from automations import signals
 from automations.steps import StepFailed
 
 KIND = "chat_reply"
@@ -22,19 +23,11 @@ SCHEMA = {
     "properties": {"text": {"type": "string", "minLength": 1, "maxLength": MAX_CHARS}},
 }
 
-_answer: Callable[..., dict] | None = None
-
-
-def answer_with(function: Callable[..., dict]) -> None:
-    """function(conversation_id=..., text=...) writes the reply and returns the message as the step's output."""
-    global _answer
-    _answer = function
-
 
 def run(settings: dict, context) -> dict:
     trigger = context.data["trigger"]
     conversation_id = trigger.get("conversation_id") if isinstance(trigger, dict) else None
-    if not isinstance(conversation_id, str) or _answer is None:
+    if not isinstance(conversation_id, str) or not signals.chat_reply.has_listeners():
         raise StepFailed("chat_reply answers only runs started by a chat message")
     value = settings["text"]  # a text that is one {{ path }} gives that value with its type
     if value is None:
@@ -44,7 +37,7 @@ def run(settings: dict, context) -> dict:
     text = value.strip()[:MAX_CHARS]
     if not text:
         raise StepFailed("the reply is empty once its {{ paths }} are filled")
-    output = _answer(conversation_id=conversation_id, text=text)
+    output = signals.answer(signals.chat_reply, conversation_id=conversation_id, text=text)
     if output is None:
         raise StepFailed("the conversation no longer exists")
     return output

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.core.management import CommandError, call_command
 
-from automations import definition, lifecycle, services, triggers
+from automations import definition, services, signals, triggers
 from automations.models import Automation, LookupRow
 from automations.triggers import TriggerRefused
 
@@ -117,12 +117,18 @@ def test_the_import_command_reports_the_refusal(tmp_path, owner, recorder):
     assert not Automation.objects.get(name="Imported").enabled
 
 
-def test_lifecycle_events_fire_once_the_change_commits(
-    make_automation, django_capture_on_commit_callbacks, monkeypatch
+def test_lifecycle_signals_are_sent_once_the_change_commits(
+    make_automation, django_capture_on_commit_callbacks, request
 ):
     seen = []
-    for event in lifecycle.EVENTS:
-        monkeypatch.setitem(lifecycle._listeners, event, [lambda automation, event=event: seen.append(event)])
+    names = {signal: name for name, signal in vars(signals).items() if signal in signals.LIFECYCLE}
+
+    def heard(signal, sender, automation, **_):
+        seen.append(names[signal])
+
+    for signal in signals.LIFECYCLE:
+        signal.connect(heard, dispatch_uid="test.heard")
+    request.addfinalizer(lambda: [signal.disconnect(dispatch_uid="test.heard") for signal in signals.LIFECYCLE])
     automation = make_automation(RECORD, enabled=False)
     with django_capture_on_commit_callbacks() as callbacks:
         services.turn_on(automation=automation)
@@ -198,3 +204,26 @@ def test_a_chat_automation_has_a_chat_widget_url_and_no_webhook(make_automation)
     services.update_automation(automation=automation, definition={"trigger": {"type": "chat"}, "steps": RECORD})
     assert services.chat_widget_url(automation).startswith("http")
     assert services.hook_url(automation) is None and services.web_service_url(automation) is None
+
+
+def test_a_lifecycle_receiver_that_raises_is_logged_and_the_others_still_hear_it(
+    make_automation, django_capture_on_commit_callbacks, request, caplog
+):
+    heard = []
+
+    def broken(sender, **_):
+        raise RuntimeError("a receiver's fault")
+
+    def listening(sender, automation, **_):
+        heard.append(automation.pk)
+
+    signals.turned_on.connect(broken, dispatch_uid="test.broken")
+    signals.turned_on.connect(listening, dispatch_uid="test.listening")
+    request.addfinalizer(
+        lambda: [signals.turned_on.disconnect(dispatch_uid=uid) for uid in ("test.broken", "test.listening")]
+    )
+    automation = make_automation(RECORD, enabled=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.turn_on(automation=automation)
+    assert heard == [automation.pk]
+    assert f"raised for automation {automation.pk}" in caplog.text

@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from automations import engine, runs
 from automations.models import Run, StepEffect
-from automations.steps import approval as approval_step
 from automations.steps import form as form_step
 from interfaces import approvals
 from interfaces.models import ApprovalItem, ApprovalQueue
@@ -164,14 +163,14 @@ def test_two_executions_of_the_step_at_once_place_one_item_and_both_wait_on_it(m
     run = queued_run(make_automation(ASK_THEN_RECORD))
     approvals.queue_of(run.automation)  # made by an earlier run: the two wait for each other only on the item's record
     both_inside = threading.Barrier(2, timeout=30)
-    place = approval_step._place
+    place = approvals.place_item
 
     def place_together(**item):
         placed = place(**item)
         both_inside.wait()  # each has placed an item, neither has recorded it
         return placed
 
-    monkeypatch.setattr(approval_step, "_place", place_together)
+    monkeypatch.setattr(approvals, "place_item", place_together)
     waited_on = []
 
     def execute():
