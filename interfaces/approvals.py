@@ -10,7 +10,6 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.contrib.contenttypes.models import ContentType
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -109,13 +108,7 @@ def place_item(*, run: Run, title: str, text: str, details, expires_at: datetime
     item = ApprovalItem.objects.create(
         queue=queue, run=run, title=title, text=text, details=details, expires_at=expires_at
     )
-    key_id = PublicKey.objects.filter(
-        purpose=PURPOSE,
-        target_type=ContentType.objects.get_for_model(ApprovalQueue),
-        target_id=queue.pk,
-        retired_at__isnull=True,
-    ).values_list("pk", flat=True)
-    return {"item_id": item.pk, "public_key_id": key_id.first()}
+    return {"item_id": item.pk, "public_key_id": key_selectors.live_key_id(purpose=PURPOSE, target=queue)}
 
 
 def queue_for_key(key: str) -> ApprovalQueue | None:

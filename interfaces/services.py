@@ -78,7 +78,5 @@ def answer_one_time_form(*, run: Run, form: FieldForm) -> bool:
 
 def _use_link_and_answer(run: Run, answers: dict) -> bool:
     waiting_for = run.waiting_for or {}
-    used = PublicKey.objects.filter(pk=waiting_for.get("public_key_id"), retired_at__isnull=True).update(
-        retired_at=timezone.now(), sealed=""
-    )
-    return bool(used) and runs.answer(run.pk, step=waiting_for.get("step"), answer=answers)
+    used = key_services.use_key(waiting_for.get("public_key_id"))
+    return used and runs.answer(run.pk, step=waiting_for.get("step"), answer=answers)

@@ -42,6 +42,20 @@ def target_id_for_key(*, purpose: str, key: str) -> int | None:
     return None
 
 
+def live_key_id(*, purpose: str, target: models.Model) -> int | None:
+    """The id of target's live key of this purpose (what a page keeps instead of the key), or None."""
+    return (
+        PublicKey.objects.filter(
+            target_type=ContentType.objects.get_for_model(target),
+            target_id=target.pk,
+            purpose=purpose,
+            retired_at__isnull=True,
+        )
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
 def key_of(*, purpose: str, target: models.Model) -> str | None:
     """The live key of target's URL of this purpose; None if it has none, or it was sealed under another secret."""
     sealed = (

@@ -8,8 +8,13 @@ from publickeys import crypto
 from publickeys.models import PublicKey
 
 
-@transaction.atomic
 def issue_key(*, purpose: str, target: models.Model, expires_at=None) -> str:
+    """issue_keyed()'s key alone."""
+    return issue_keyed(purpose=purpose, target=target, expires_at=expires_at)[0]
+
+
+@transaction.atomic
+def issue_keyed(*, purpose: str, target: models.Model, expires_at=None) -> tuple[str, int]:
     """A new key for target's URL of this purpose, returned once in clear; the key it had is retired.
 
     A retired key is kept as its digest (its sealed copy is emptied) and
@@ -17,6 +22,7 @@ def issue_key(*, purpose: str, target: models.Model, expires_at=None) -> str:
     purpose at once fail one of them on the one-live-key constraint: callers
     that can race hold the target's row (select_for_update) first.
     expires_at: when the key stops working by itself (None: until retired).
+    Returns the key and the id of its row (what a page keeps instead).
     """
     purpose = PublicKey.Purpose(purpose)  # ValueError for a purpose that does not exist
     target_type = ContentType.objects.get_for_model(target)
@@ -24,7 +30,7 @@ def issue_key(*, purpose: str, target: models.Model, expires_at=None) -> str:
         target_type=target_type, target_id=target.pk, purpose=purpose, retired_at__isnull=True
     ).update(retired_at=timezone.now(), sealed="")
     key = crypto.new_key()
-    PublicKey.objects.create(
+    row = PublicKey.objects.create(
         purpose=purpose,
         digest=crypto.digest(key),
         sealed=crypto.seal(key),
@@ -32,7 +38,18 @@ def issue_key(*, purpose: str, target: models.Model, expires_at=None) -> str:
         target_id=target.pk,
         expires_at=expires_at,
     )
-    return key
+    return key, row.pk
+
+
+def use_key(key_id) -> bool:
+    """Retire the live key with this id as it is used (a one-time link): True for the one call that retired it.
+
+    Of two racing, the second waits for the first's row lock, then finds
+    it retired: False.
+    """
+    return bool(
+        PublicKey.objects.filter(pk=key_id, retired_at__isnull=True).update(retired_at=timezone.now(), sealed="")
+    )
 
 
 def retire_key(*, purpose: str, target: models.Model) -> None:

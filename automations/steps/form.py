@@ -20,10 +20,9 @@ from django.core.validators import validate_email
 
 from automations import effects, form_fields, waiting
 from automations.steps import StepFailed
-from publickeys import crypto
 from publickeys.models import PublicKey
 from publickeys.selectors import link_of_key_id
-from publickeys.services import issue_key
+from publickeys.services import issue_keyed
 
 logger = logging.getLogger(__name__)
 KIND = "form"
@@ -80,8 +79,7 @@ def run(settings: dict, context) -> dict:
 def _issue(run_, until) -> dict:
     """A one-time link for the run's wait; what is recorded of it: its key's id and expiry, never the key."""
     # The link stops working at the step's expiry by itself: an expired link then misses as a never-issued one.
-    key = issue_key(purpose=PublicKey.Purpose.ONE_TIME_FORM, target=run_, expires_at=until)
-    key_id = PublicKey.objects.values_list("pk", flat=True).get(digest=crypto.digest(key))
+    _, key_id = issue_keyed(purpose=PublicKey.Purpose.ONE_TIME_FORM, target=run_, expires_at=until)
     return {"public_key_id": key_id, "expires_at": waiting.iso(until), "mailed": False}
 
 
