@@ -190,14 +190,14 @@ def test_a_worker_whose_run_is_queued_while_the_delete_waits_ends_quietly(make_a
     automation = make_automation(STEPS)
     path = hook_path(automation)
     delivery = committed_delivery(automation)
-    gate, queue = Gate(), runs.queue
+    gate, queue_all = Gate(), runs.queue_all
 
-    def queue_then_wait(**kwargs):
-        run = queue(**kwargs)
+    def queue_then_wait(*args, **kwargs):
+        queued = queue_all(*args, **kwargs)
         gate.hold()
-        return run
+        return queued
 
-    monkeypatch.setattr(runs, "queue", queue_then_wait)
+    monkeypatch.setattr(runs, "queue_all", queue_then_wait)
     worker = Side(hook_deliveries.process_delivery, delivery_id=delivery.pk).begin()
     gate.wait_reached()
     deleting = Side(automation_services.delete_automation, automation=automation).begin()
