@@ -47,19 +47,31 @@ def process_deliveries(*, delivery_ids: list[int]) -> None:
 
     Those with small bodies become their runs together, in one transaction
     (a worker drains a backlog faster than one by one: benchmarks/RESULTS.md,
-    "Worker"); if that fails, each becomes its run alone, so that only a
-    faulty one fails. The worker then goes on with each run in turn.
+    worker drain, 2026-11-27); if that fails, each becomes its run alone, so
+    that only a faulty one fails. The worker then goes on with each run in
+    turn. A duplicate of a delivery before it in the message (a sender's
+    quick retry) waits until that one's run has gone on, then is taken
+    alone: suppressed if that run succeeded, as one by one it would be.
     """
-    sizes = dict(Delivery.objects.filter(pk__in=delivery_ids).values_list("pk", Length("body")))
+    rows = Delivery.objects.filter(pk__in=delivery_ids).values_list("pk", Length("body"), "automation", "body_digest")
+    found = {pk: (size, (automation_id, digest)) for pk, size, automation_id, digest in rows}
     together: list[int] = []
+    seen, after = set(), []
     for delivery_id in delivery_ids:
-        if (sizes.get(delivery_id) or 0) <= BATCHED_BODY_BYTES:
+        size, body = found.get(delivery_id, (0, None))
+        if body in seen:
+            after.append(delivery_id)
+            continue
+        seen.add(body)
+        if (size or 0) <= BATCHED_BODY_BYTES:
             together.append(delivery_id)
             continue
         _process_together(together)
         together = []
         _process_logged(delivery_id)
     _process_together(together)
+    for delivery_id in after:
+        _process_logged(delivery_id)
 
 
 def _process_together(delivery_ids: list[int]) -> None:

@@ -317,3 +317,13 @@ def test_a_large_body_becomes_its_run_alone_and_the_batch_keeps_its_order(make_a
     tasks.process_deliveries(ids)
     assert together == [[ids[0]], [ids[1]], [ids[2]]]  # the large one alone, between the others
     assert [row.data["body"]["n"] for row in LookupRow.objects.order_by("pk")] == [1, 2, 3]
+
+
+@pytest.mark.django_db
+def test_a_duplicate_in_the_same_message_is_suppressed_once_the_first_succeeded(make_automation):
+    automation = make_automation(RECORD)
+    ids = [accept(automation, body).pk for body in (b'{"n": 1}', b'{"n": 2}', b'{"n": 1}')]
+    tasks.process_deliveries(ids)
+    stored = list(Delivery.objects.order_by("pk").values_list("status", flat=True))
+    assert stored == ["done", "done", "suppressed"]
+    assert sorted(row.data["body"]["n"] for row in LookupRow.objects.all()) == [1, 2]
