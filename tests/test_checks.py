@@ -91,10 +91,12 @@ def test_pgbouncer_from_1_21_or_none_passes(settings, version):
     assert check_pgbouncer() == []
 
 
-@pytest.mark.parametrize(("visibility", "lease", "warned"), [(300, 300, True), (60, 300, True), (3600, 300, False)])
-def test_a_broker_visibility_timeout_within_the_delivery_lease_is_a_warning(settings, visibility, lease, warned):
+@pytest.mark.parametrize(
+    ("visibility", "lease", "warned"), [(300, 300, True), (60, 300, True), (3600, 300, False), (3600, 7200, True)]
+)
+def test_a_broker_visibility_timeout_within_the_run_lease_is_a_warning(settings, visibility, lease, warned):
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": visibility}
-    settings.DELIVERY_LEASE_SECONDS = lease
+    settings.RUN_LEASE_SECONDS = lease
     found = check_visibility_timeout()
     assert [(message.id, message.level) for message in found] == ([("flowgate.W002", checks.WARNING)] if warned else [])
 
