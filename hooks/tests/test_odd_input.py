@@ -12,7 +12,9 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -311,11 +313,10 @@ def test_a_large_body_becomes_its_run_alone_and_the_batch_keeps_its_order(make_a
     automation = make_automation(RECORD, settings={"suppress_duplicates": False})
     monkeypatch.setattr(deliveries, "BATCHED_BODY_BYTES", 10)
     ids = [accept(automation, body).pk for body in (b'{"n": 1}', b'{"n": 2, "pad": "........"}', b'{"n": 3}')]
-    together = []
-    real = deliveries._locked
-    monkeypatch.setattr(deliveries, "_locked", lambda delivery_ids: together.append(delivery_ids) or real(delivery_ids))
-    tasks.process_deliveries(ids)
-    assert together == [[ids[0]], [ids[1]], [ids[2]]]  # the large one alone, between the others
+    with CaptureQueriesContext(connection) as queries:
+        tasks.process_deliveries(ids)
+    inserts = [query["sql"] for query in queries if query["sql"].startswith(f'INSERT INTO "{Run._meta.db_table}"')]
+    assert len(inserts) == 3  # the small one before, the large one alone, the small one after: in order
     assert [row.data["body"]["n"] for row in LookupRow.objects.order_by("pk")] == [1, 2, 3]
 
 

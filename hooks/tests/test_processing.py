@@ -350,12 +350,12 @@ def test_a_worker_whose_run_start_loses_to_a_delete_ends_quietly(make_automation
     automation = make_automation(RECORD)
     delivery = deliver(automation)
 
-    def deleted_meanwhile(locked):
+    def deleted_meanwhile(wanted, **kwargs):
         Delivery.objects.filter(pk=delivery.pk).delete()
         automation.delete()
         raise OperationalError("deadlock detected")  # or IntegrityError: PostgreSQL fails one of the two
 
-    monkeypatch.setattr(deliveries, "_start_runs", deleted_meanwhile)
+    monkeypatch.setattr(runs, "queue_all", deleted_meanwhile)
     deliveries.process_delivery(delivery_id=delivery.pk)
     assert not Run.objects.exists()
     assert not [record for record in caplog.records if record.levelname == "ERROR"]
