@@ -4,6 +4,7 @@ import uuid
 
 import pytest
 
+from automations import runs
 from automations.models import Automation, Run
 from conftest import app_doc
 from hooks import deliveries as hook_deliveries
@@ -157,9 +158,9 @@ def test_run_automation_accepts_a_delivery_as_a_webhook_would(mcp, make_automati
     status = structured(mcp.call("get_run_status", {"delivery_id": answer["delivery_id"]}))
     assert status["state"] == "succeeded" and status["finished"] is True
     assert status["run"]["steps"][0]["output"] == {"seen": 1}
-    runs = structured(mcp.call("list_runs", {"automation_id": str(automation.uuid)}))["runs"]
-    assert [run["run_id"] for run in runs] == [status["run"]["run_id"]]
-    assert Run.objects.get(pk=runs[0]["run_id"]).source == Run.Source.WEBHOOK  # Execution History
+    listed = structured(mcp.call("list_runs", {"automation_id": str(automation.uuid)}))["runs"]
+    assert [run["run_id"] for run in listed] == [status["run"]["run_id"]]
+    assert Run.objects.get(pk=listed[0]["run_id"]).source == Run.Source.WEBHOOK  # Execution History
 
 
 def test_a_duplicate_payload_is_suppressed_as_a_webhook_is(mcp, make_automation):
@@ -172,6 +173,22 @@ def test_a_duplicate_payload_is_suppressed_as_a_webhook_is(mcp, make_automation)
     second = structured(mcp.call("get_run_status", {"delivery_id": ids[1]}))
     assert second["state"] == "suppressed" and second["finished"] is True
     assert Run.objects.get().suppressed_count == 1
+
+
+def test_get_run_status_follows_a_failed_run_to_its_retry_then_to_the_last_attempt(mcp, make_automation):
+    automation = make_automation(
+        [{"id": "call", "kind": "http_request", "url": "not a url"}], settings={"retries": {"max_attempts": 2}}
+    )
+    answer = structured(mcp.call("run_automation", {"automation_id": str(automation.uuid), "payload": {"n": 3}}))
+    hook_deliveries.process_delivery(delivery_id=Delivery.objects.get(public_id=answer["delivery_id"]).pk)
+    status = structured(mcp.call("get_run_status", {"delivery_id": answer["delivery_id"]}))
+    assert (status["state"], status["finished"], status["run"]["attempt"]) == ("retrying", False, 2)
+    retry = Run.objects.get(attempt=2)
+    Run.objects.filter(pk=retry.pk).update(resume_at=retry.started_at)  # its backoff is over
+    assert runs.resume(retry.pk)
+    status = structured(mcp.call("get_run_status", {"delivery_id": answer["delivery_id"]}))
+    assert (status["state"], status["finished"], status["run"]["run_id"]) == ("failed", True, retry.pk)
+    assert "not an http(s) URL" in status["error"]
 
 
 def test_an_automation_that_is_off_keeps_the_payload(mcp, make_automation):
