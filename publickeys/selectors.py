@@ -42,32 +42,21 @@ def target_id_for_key(*, purpose: str, key: str) -> int | None:
     return None
 
 
+def _live(target: models.Model):
+    """Target's live keys (at most one per purpose)."""
+    return PublicKey.objects.filter(
+        target_type=ContentType.objects.get_for_model(target), target_id=target.pk, retired_at__isnull=True
+    )
+
+
 def live_key_id(*, purpose: str, target: models.Model) -> int | None:
     """The id of target's live key of this purpose (what a page keeps instead of the key), or None."""
-    return (
-        PublicKey.objects.filter(
-            target_type=ContentType.objects.get_for_model(target),
-            target_id=target.pk,
-            purpose=purpose,
-            retired_at__isnull=True,
-        )
-        .values_list("pk", flat=True)
-        .first()
-    )
+    return _live(target).filter(purpose=purpose).values_list("pk", flat=True).first()
 
 
 def key_of(*, purpose: str, target: models.Model) -> str | None:
     """The live key of target's URL of this purpose; None if it has none, or it was sealed under another secret."""
-    sealed = (
-        PublicKey.objects.filter(
-            target_type=ContentType.objects.get_for_model(target),
-            target_id=target.pk,
-            purpose=purpose,
-            retired_at__isnull=True,
-        )
-        .values_list("sealed", flat=True)
-        .first()
-    )
+    sealed = _live(target).filter(purpose=purpose).values_list("sealed", flat=True).first()
     return crypto.unseal(sealed) if sealed else None
 
 
@@ -98,8 +87,4 @@ def link_of_key_id(public_key_id) -> tuple[str, str] | None:
 
 def live_purposes(*, target: models.Model) -> set[str]:
     """The purposes for which target has a live key (the URLs it has)."""
-    return set(
-        PublicKey.objects.filter(
-            target_type=ContentType.objects.get_for_model(target), target_id=target.pk, retired_at__isnull=True
-        ).values_list("purpose", flat=True)
-    )
+    return set(_live(target).values_list("purpose", flat=True))
