@@ -173,7 +173,10 @@ def _retry(run: Run) -> Run | None:
         return None
     if any("waited_for" in record for record in run.steps):
         return None  # a retry starts over, and this run already acted on what it waited for (docs/automations.md)
-    reset_after_run = Automation.objects.filter(pk=automation.pk).values_list("reset_after_run", flat=True).first()
+    # Read under a lock a reset's FOR UPDATE waits for (and that waits for a reset under way): a reset either
+    # committed before this read, and no retry is made, or comes after this commit and ends the retry it finds.
+    held = Automation.objects.select_for_update(no_key=True).filter(pk=automation.pk)
+    reset_after_run = held.values_list("reset_after_run", flat=True).first()
     if reset_after_run is None or run.pk <= reset_after_run:
         return None
     backoff = timedelta(seconds=automation.retry_backoff * 2 ** (run.attempt - 1))
@@ -249,12 +252,19 @@ def resume(run_id: int, *, answer=None, early: bool = False, queued: Run | None 
     run that waited are all resumed here. A delivery's run that has not
     started yet, of an automation that is off, is given back untouched
     (False): it starts once the automation is turned on. queued: the run as
-    the worker that just queued it holds it, which saves reading it back.
+    the worker that just queued it holds it, which saves reading it back; it
+    is taken only if it still waits for its start (another worker may have
+    taken it meanwhile and made it wait for something else), and only while
+    its automation is on.
     """
     claim, now = uuid.uuid4(), timezone.now()
     due = Run.objects.filter(pk=run_id, status=Run.Status.WAITING)
     if not early:
         due = due.filter(resume_at__lte=now)
+    if queued is not None:
+        if not Automation.objects.filter(pk=queued.automation_id, enabled=True).exists():
+            return False  # turned off meanwhile: it stays queued until it is turned on
+        due = due.filter(waiting_for__kind=START)  # a condition on the row itself: re-checked under a racing claim
     if not due.update(status=Run.Status.RUNNING, claim=claim, lease_until=now + timedelta(seconds=lease_seconds())):
         return False
     run = queued or Run.objects.select_related("automation").get(pk=run_id)

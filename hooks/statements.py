@@ -41,7 +41,8 @@ def db_value(model, name: str, value):
 
 
 def original_run(delivery: Delivery, *, completed: tuple[str, ...], waiting: str, since, queued: str) -> int | None:
-    """The newest run of another delivery of the automation with the same body that completed or waits since then.
+    """The newest run of another delivery of the automation with the same body that completed or waits since then:
+    the run the delivery became, or one of its retries (Run.retry_of).
 
     completed: the statuses of a completed run (finished since); waiting: a
     waiting run's status (started since); queued: what a run queued for its
@@ -77,13 +78,14 @@ def original_run_sql(completed: int) -> str:
         f"{waiting_for} ->> 'kind'" if connection.vendor == "postgresql" else f"json_extract({waiting_for}, '$.kind')"
     )
     return (
-        f"SELECT {run_id} FROM {connection.ops.quote_name(Delivery._meta.db_table)} d "
-        f"INNER JOIN {connection.ops.quote_name(Run._meta.db_table)} r ON {run_id} = r.{column(Run, 'id')} "
+        f"SELECT r.{column(Run, 'id')} FROM {connection.ops.quote_name(Delivery._meta.db_table)} d "
+        f"INNER JOIN {connection.ops.quote_name(Run._meta.db_table)} r "
+        f"ON ({run_id} = r.{column(Run, 'id')} OR {run_id} = r.{column(Run, 'retry_of')}) "
         f"WHERE d.{column(Delivery, 'automation')} = %s AND d.{column(Delivery, 'body_digest')} = %s "
         f"AND NOT (d.{column(Delivery, 'id')} = %s) "
         f"AND (({status} IN ({', '.join(['%s'] * completed)}) AND r.{column(Run, 'finished_at')} >= %s) "
         f"OR ({status} = %s AND r.{column(Run, 'started_at')} >= %s AND COALESCE({kind}, '') <> %s)) "
-        f"ORDER BY {run_id} DESC LIMIT 1"
+        f"ORDER BY r.{column(Run, 'id')} DESC LIMIT 1"
     )
 
 

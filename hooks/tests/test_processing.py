@@ -388,3 +388,35 @@ def test_a_step_waits_no_longer_than_the_time_its_run_has_left(make_automation, 
     delivery = process(deliver(automation))
     assert delivery.run.status == Run.Status.FAILED
     assert delivery.run.steps[0]["status"] == "failed"
+
+
+def test_a_worker_holding_an_old_copy_of_a_queued_run_does_not_run_it_again(make_automation):
+    """Another worker took the run meanwhile (the sweeper's task) and it waits at a step: the copy is refused."""
+    log = {"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add", "values": {"n": 1}}
+    automation = make_automation([log, {"id": "pause", "kind": "delay", "seconds": 5}, {**log, "id": "again"}])
+    [copy] = deliveries.start_runs(delivery_id=deliver(automation).pk)
+    assert runs.resume(copy.pk) is True  # the other worker: the run now waits at the delay
+    Run.objects.filter(pk=copy.pk).update(resume_at=timezone.now() - timedelta(seconds=1))  # and its time has come
+    assert runs.resume(copy.pk, queued=copy) is False
+    assert (Run.objects.get().status, LookupRow.objects.count()) == (Run.Status.WAITING, 1)
+
+
+def test_turning_the_automation_off_keeps_the_rest_of_a_batch_queued_until_it_is_on(
+    make_automation, monkeypatch, eager_tasks
+):
+    automation = make_automation(RECORD, settings={"suppress_duplicates": False})
+    ids = [deliver(automation, body=b'{"n": %d}' % n).pk for n in range(3)]
+    real_advance = runs.engine.advance
+
+    def advance_then_turn_off(run, **kwargs):
+        response = real_advance(run, **kwargs)
+        automation_services.turn_off(automation=automation)  # the owner turns it off during the first run
+        return response
+
+    monkeypatch.setattr(runs.engine, "advance", advance_then_turn_off)
+    deliveries.process_deliveries(delivery_ids=ids)
+    monkeypatch.setattr(runs.engine, "advance", real_advance)
+    assert list(Run.objects.order_by("pk").values_list("status", flat=True)) == ["succeeded", "waiting", "waiting"]
+    automation_services.turn_on(automation=automation)
+    runs.sweep()
+    assert list(Run.objects.order_by("pk").values_list("status", flat=True)) == ["succeeded"] * 3

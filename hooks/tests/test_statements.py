@@ -73,15 +73,19 @@ def stored_delivery(automation, *, digest="1" * 64, run=None) -> Delivery:
 
 def the_orm_query(delivery: Delivery, since) -> int | None:
     """The duplicate check as the ORM wrote it before it was built once per process (hooks.deliveries)."""
-    return (
+    earlier = (
         Delivery.objects.filter(automation_id=delivery.automation_id, body_digest=delivery.body_digest)
-        .filter(
-            Q(run__status__in=deliveries.COMPLETED, run__finished_at__gte=since)
-            | (Q(run__status=Run.Status.WAITING, run__started_at__gte=since) & ~Q(run__waiting_for__kind="start"))
-        )
         .exclude(pk=delivery.pk)
-        .order_by("-run_id")
-        .values_list("run_id", flat=True)
+        .values("run")
+    )
+    return (
+        Run.objects.filter(Q(pk__in=earlier) | Q(retry_of__in=earlier))
+        .filter(
+            Q(status__in=deliveries.COMPLETED, finished_at__gte=since)
+            | (Q(status=Run.Status.WAITING, started_at__gte=since) & ~Q(waiting_for__kind="start"))
+        )
+        .order_by("-pk")
+        .values_list("pk", flat=True)
         .first()
     )
 
@@ -151,3 +155,17 @@ def test_the_duplicate_check_is_built_once_per_process(make_automation):
     process(b'{"n": 2}')
     assert statements.original_run_sql.cache_info().misses == before
     assert Delivery.objects.filter(status=Delivery.Status.DONE).count() == 2
+
+
+def test_the_duplicate_check_finds_the_retry_that_succeeded_after_the_first_attempt_failed(make_automation):
+    automation = make_automation([])
+    first = earlier_delivery(automation, Run.Status.FAILED, finished_ago=20)
+    retry = Run.objects.create(
+        automation=automation, status=Run.Status.SUCCEEDED, finished_at=timezone.now(), attempt=2, retry_of=first.run
+    )
+    delivery = stored_delivery(automation)
+    since = timezone.now() - timedelta(seconds=60)
+    found = statements.original_run(
+        delivery, completed=deliveries.COMPLETED, waiting=Run.Status.WAITING, since=since, queued="start"
+    )
+    assert found == retry.pk == the_orm_query(delivery, since)
