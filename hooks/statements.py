@@ -70,7 +70,7 @@ def original_run_sql(completed: int) -> str:
     """original_run's SELECT, for that many completed statuses.
 
     Compiled by the ORM for every delivery, it cost a worker fourteen times the
-    CPU of its parameters (benchmarks/RESULTS.md, eleventh session).
+    CPU of its parameters (benchmarks/RESULTS.md, 2026-11-23, ff20054).
     """
     run_id, status = f"d.{column(Delivery, 'run')}", f"r.{column(Run, 'status')}"
     waiting_for = f"r.{column(Run, 'waiting_for')}"
