@@ -35,8 +35,6 @@ LOST_WORKER_LIMIT = 2
 # What a queued run waits for: its start (runs.queue), in a worker.
 START = "start"
 SWEEP_BATCH = 500
-# What settling writes on a run: the outcome advance() set, and the end of its worker's hold.
-SETTLED_FIELDS = (*engine.OUTCOME_FIELDS, "claim", "lease_until")
 
 
 def start(
@@ -196,15 +194,6 @@ def fail(run: Run, claim: uuid.UUID | None, reason: str) -> bool:
     run.status, run.error, run.finished_at = Run.Status.FAILED, reason, timezone.now()
     run.waiting_for = run.resume_at = run.answer = None
     return settle(run, claim)
-
-
-def abandon(run_id: int, reason: str) -> bool:
-    """A running run whose worker was lost: it never finished and never will (its trigger event may run again)."""
-    return bool(
-        Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
-            status=Run.Status.ABANDONED, error=reason, finished_at=timezone.now(), claim=None, lease_until=None
-        )
-    )
 
 
 ENDED_WHILE_WAITING = "ended while it waited"

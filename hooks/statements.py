@@ -26,15 +26,6 @@ def column(model, name: str) -> str:
     return connection.ops.quote_name(model._meta.get_field(name).column)
 
 
-def quoted_columns(model) -> str:
-    return ", ".join(connection.ops.quote_name(field.column) for field in model._meta.concrete_fields)
-
-
-def db_values(model, values: dict) -> list:
-    """Parameters for these field values, prepared as the ORM prepares them for saving."""
-    return [db_value(model, name, value) for name, value in values.items()]
-
-
 def db_value(model, name: str, value):
     """A value as the ORM sends it for this field (a UUID as hex on SQLite, say)."""
     return model._meta.get_field(name).get_db_prep_save(value, connection)
