@@ -10,12 +10,12 @@ miss a run committed meanwhile, and fail on its foreign key at commit
 (IntegrityError, the automation left in place). So, in two commits:
 
 1. The automation is turned off, under FOR UPDATE, which first waits for
-   whoever holds its row FOR KEY SHARE. Committed, it stops new claims:
-   workers claim only deliveries of an automation that is on.
+   whoever holds its row FOR KEY SHARE. Committed, it stops new runs:
+   workers turn into runs only deliveries of an automation that is on.
 2. In one transaction: the automation's row is held FOR NO KEY UPDATE (no
    turn-on meanwhile, and foreign key checks still pass), the rows that
    nothing else points at (deliveries, lookup rows) are deleted, which waits
-   for the claims under way to commit their runs, and only then is the
+   for the workers under way to commit their runs, and only then is the
    automation locked FOR UPDATE and deleted with Django's collector, which
    reads what remains after the lock. A row committing after that lock waits
    for the delete, then fails its foreign key: the intake answers 404
@@ -41,7 +41,7 @@ def delete(*, automation_id: int) -> None:
 
     Outside a transaction it wins every race. Inside one (a test, a larger
     transaction), workers see "off" only once that one commits, and the lock
-    of step 1 is held until then, so a claim under way can deadlock with it.
+    of step 1 is held until then, so a worker turning a delivery into its run can deadlock with it.
     """
     again_after_deadlock = not transaction.get_connection().in_atomic_block
     # Ended first, in a statement of their own that takes no lock of the automation's: a person answering
