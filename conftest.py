@@ -4,9 +4,11 @@ import copy
 
 import pytest
 from django.core.cache import cache
+from django.test import Client
 
 from config import process_cache
 from hooks import intake
+from tests.processes import HooksProcess, WebProcess
 
 
 @pytest.fixture(autouse=True)
@@ -136,3 +138,29 @@ def eager_tasks():
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def web_client():
+    """A test client whose requests go through config.wsgi.application, as the web process serves them."""
+    import config.wsgi  # noqa: F401  (now: set up on first import, it configures logging, replacing caplog's handler)
+
+    client = Client()
+    client.handler = WebProcess()
+    return client
+
+
+@pytest.fixture
+def hooks_client():
+    """A test client whose requests go through config.asgi.application, as the hooks process serves them."""
+    import config.asgi  # noqa: F401  (now: set up on first import, it configures logging, replacing caplog's handler)
+
+    client = Client()
+    client.handler = HooksProcess()
+    return client
+
+
+@pytest.fixture(params=["web process", "hooks process"])
+def through(request):
+    """Run a test through both kinds of process: the web process's Django, and Django behind the hooks process."""
+    return request.getfixturevalue("web_client" if request.param == "web process" else "hooks_client")

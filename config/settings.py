@@ -77,7 +77,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Accounts' white-label domains, added in admin, pass the Host check without a restart (config/hosts.py).
     "config.hosts.WhiteLabelHostMiddleware",
+    # Django's for its https redirect and deploy checks; the headers of every answer from edge/headers.py.
     "django.middleware.security.SecurityMiddleware",
+    "edge.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.hosts.HostRoutingMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -91,7 +93,6 @@ MIDDLEWARE = [
     # A NUL in an admin page's query parameters gets 400 before a list filter sends it to the database.
     "config.admin_queries.AdminNulQueryMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Content-Security-Policy of HTML pages; a framed page says so with page_headers.framed_by.
     "config.page_headers.ContentSecurityPolicyMiddleware",
 ]
@@ -216,6 +217,8 @@ SESSION_COOKIE_SECURE = BASE_URL.startswith("https://")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # Every page refuses to be framed unless its view says otherwise (config/page_headers.py framed_by).
 X_FRAME_OPTIONS = "DENY"
+# edge/headers.py sets X-Frame-Options in place of XFrameOptionsMiddleware, whose absence security.W002 reports.
+SILENCED_SYSTEM_CHECKS = ["security.W002"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # With https URLs, plain http is redirected and browsers are told to keep to https; a proxy in front
 # that does both itself lets them be turned off. Redirecting is off when any URL is http: that host

@@ -1,7 +1,7 @@
 """What webhook and web service URLs answer (SPEC 4.2, 7.2, 7.3), as plain functions of the request: no I/O.
 
-Two drivers ask these rules and do the I/O between them: the hooks
-process's event loop (hooks/asgi.py) and Django's views (hooks/views.py).
+The hooks process's handler (hooks/asgi.py) asks them for webhooks, and
+Django's web service view (hooks/views.py) for the replies and CORS they share.
 """
 
 import json

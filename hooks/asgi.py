@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from django.conf import settings
 from django.db import close_old_connections
 
+from edge.headers import security_headers
 from hooks import answers, bodies, intake, maintenance, routes, selectors, services
 from hooks.exceptions import BodyError
 from hooks.incoming import Incoming
@@ -38,14 +39,14 @@ class HooksApplication:
         if scope["type"] != "http" or not scope["path"].startswith(PREFIXES) or scope.get("root_path"):
             return await self.fallback(scope, receive, send)
         headers = _headers(scope)
-        if (django_headers := await routes.django_headers(scope, headers, self.fallback)) is False:
+        if (secure := routes.answered_here(scope, headers)) is None:
             return await self.fallback(scope, receive, send)
         try:
             reply = await self.answer(scope, headers, receive)
         except Exception:
             logger.exception("Internal Server Error: %s", scope["path"], extra={"status_code": 500})
             reply = answers.FAILED
-        sent = [*django_headers, *((name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers)]
+        sent = [*_encoded(security_headers(secure)), *_encoded(reply.headers)]
         sent.append((b"content-length", str(len(reply.body)).encode()))
         if reply.content_type:
             sent.append((b"content-type", reply.content_type.encode()))
@@ -53,7 +54,7 @@ class HooksApplication:
         await send({"type": "http.response.body", "body": reply.body})
 
     async def answer(self, scope: dict, headers: dict, receive) -> answers.Reply:
-        """The rules of hooks/answers.py, in the order hooks/views.py follows them, without blocking the loop."""
+        """The rules of hooks/answers.py, without blocking the loop."""
         method, path = scope["method"], scope["path"]
         key = path.partition("automation-")[2]
         key = "" if "/" in key else key  # a malformed key is a miss like any other
@@ -100,6 +101,10 @@ def _as_a_request(function, *args):
         return function(*args)
     finally:
         close_old_connections()
+
+
+def _encoded(headers) -> list[tuple[bytes, bytes]]:
+    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
 
 
 def _headers(scope: dict) -> dict[str, str]:

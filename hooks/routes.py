@@ -1,65 +1,65 @@
-"""What Django would do with a webhook request on a route, learnt once per route from Django's own answer.
+"""Which webhook requests the hooks process answers itself, and which it hands to Django because Django would not
+route them to a webhook: another host, a host not allowed, a redirect (docs/webhooks.md, "The hooks process").
 
-The hooks process answers webhooks without Django, yet as Django would,
-with no copy of its middleware (docs/webhooks.md, "The hooks process").
+Django's own view of webhooks is gone: a webhook is answered by one driver,
+hooks/asgi.py. These are the checks Django's middleware makes before it picks
+a URLconf (ALLOWED_HOSTS, SECURE_SSL_REDIRECT, PREPEND_WWW, the host's
+role), made once per route and remembered.
 """
 
-import asyncio
+import re
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.core.signals import setting_changed
 from django.http import HttpRequest
 
-from config import process_cache
+from config import hosts, process_cache
 
-_learnt = process_cache.named("hooks.webhook_routes", max_size=256)
-setting_changed.connect(lambda **kwargs: _learnt.clear(), weak=False, dispatch_uid="hooks.routes")
+_decided = process_cache.named("hooks.webhook_routes", max_size=256)
+setting_changed.connect(lambda **kwargs: _decided.clear(), weak=False, dispatch_uid="hooks.routes")
 
 
-async def django_headers(scope: dict, headers: dict, django) -> tuple | bool:
-    """The headers (bytes pairs) Django's middleware adds to a webhook's answer on this request's route (scheme,
-    server, path prefix, host headers), or False when Django would not hand the request to the webhook view as it
-    is (another host, a redirect, a refusal). Learnt once per route from the ASGI application django."""
+def answered_here(scope: dict, headers: dict) -> bool | None:
+    """None when Django answers this webhook path (see the module); otherwise whether the request came over https."""
     route = (scope.get("scheme", "http"), tuple(scope.get("server") or ()), scope["path"].startswith("/webhook/"))
     route += tuple(headers.get(name) for name in _host_headers())
-    if (learnt := _learnt.get(route)) is None:
-        learnt = await _learn(scope, headers, django)
-        if learnt is None:  # Django failed to answer (a database down, say): this request goes to Django, unlearnt
-            return False
-        _learnt.set(route, learnt)
-    return learnt
+    if (decided := _decided.get(route, _decided)) is _decided:
+        decided = _decide(scope, headers)
+        _decided.set(route, decided)
+    return decided
 
 
-async def _learn(scope: dict, headers: dict, django) -> tuple | bool | None:
-    """Django answers a probe: the route's host headers and a POST with no body to the key "", which the webhook
-    view alone answers with no Content-Type: 404 (answers.MISS), or 503 in maintenance. None: it answered 500."""
-    host_headers = {name: headers[name] for name in _host_headers() if name in headers}
-    request = HttpRequest()
-    request.META = {"HTTP_" + name.upper().replace("-", "_"): value for name, value in host_headers.items()}
-    request.META["SERVER_NAME"], request.META["SERVER_PORT"] = map(str, scope.get("server") or ("", ""))
+class _Request(HttpRequest):
+    """Enough of a request for Django's own answers to "which host?" and "over https?"."""
+
+    def __init__(self, scope: dict, headers: dict):
+        super().__init__()
+        self._scheme = scope.get("scheme", "http")
+        self.path = scope["path"]
+        sent = {name: headers[name] for name in _host_headers() if name in headers}
+        self.META = {"HTTP_" + name.upper().replace("-", "_"): value for name, value in sent.items()}
+        self.META["SERVER_NAME"], self.META["SERVER_PORT"] = map(str, scope.get("server") or ("", ""))
+
+    def _get_scheme(self) -> str:
+        return self._scheme
+
+
+def _decide(scope: dict, headers: dict) -> bool | None:
+    request = _Request(scope, headers)
     try:
-        request.get_host()  # a host that is not allowed goes to Django, which refuses and logs it there, once
-    except DisallowedHost:
-        return False
-    path = scope["path"][: scope["path"].index("automation-")] + "automation-"
-    sent = [(name.encode(), value.encode("latin-1")) for name, value in host_headers.items()]
-    probe = {**scope, "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b"", "headers": sent}
-    body = [{"type": "http.request", "body": b"", "more_body": False}]
-    answer = {}
-
-    async def receive():
-        return body.pop() if body else await asyncio.get_running_loop().create_future()  # never a disconnect
-
-    async def send(message):
-        if message["type"] == "http.response.start":
-            answer.update(message)
-
-    await django({**probe, "client": None}, receive, send)
-    status, names = answer.get("status", 500), [name.lower() for name, _ in answer.get("headers", ())]
-    if status not in (404, 503) or b"content-type" in names:
-        return None if status >= 500 else False
-    return tuple((name.lower(), value) for name, value in answer["headers"] if name.lower() != b"content-length")
+        host = request.get_host()
+    except DisallowedHost:  # Django refuses it with 400, and logs it there
+        return None
+    if "hooks" not in hosts.role_hosts().get(hosts.normalize_host(host), ()):
+        return None  # Django routes it by its host: another role's URLconf, or a white-label domain's
+    secure = request.is_secure()
+    exempt = any(re.search(pattern, request.path.lstrip("/")) for pattern in settings.SECURE_REDIRECT_EXEMPT)
+    if settings.SECURE_SSL_REDIRECT and not secure and not exempt:
+        return None  # SecurityMiddleware's redirect to https
+    if settings.PREPEND_WWW and not host.startswith("www."):
+        return None  # CommonMiddleware's redirect to www.
+    return secure
 
 
 def _host_headers() -> tuple[str, ...]:

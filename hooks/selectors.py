@@ -8,7 +8,7 @@ from publickeys.selectors import target_id_for_key
 # Webhook keys that were found are remembered per process this long, so that
 # a webhook costs no lookup query. A deleted automation is still refused at
 # once (the delivery's foreign key, hooks/intake.py; a large body is not read
-# before a fresh lookup, hooks/receiver.py); a key replaced in admin keeps
+# before a fresh lookup, hooks/asgi.py); a key replaced in admin keeps
 # working this long in processes that saw it.
 HOOK_KEY_MEMORY_SECONDS = 10.0
 _remembered = process_cache.named("hooks.webhook_keys", max_size=10_000, seconds=HOOK_KEY_MEMORY_SECONDS)

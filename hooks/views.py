@@ -1,49 +1,35 @@
-"""Webhook and web service URLs through Django (SPEC 4.2, 7.2, 7.3): parse, ask hooks/answers.py, respond.
+"""Web service URLs through Django (SPEC 7.3): parse, ask hooks/webservice.py, respond.
 
-The hooks process answers webhooks on its event loop by the same rules
-(hooks/asgi.py); this view answers them where Django serves the hooks host.
+Webhook URLs are answered by the hooks process's handler alone
+(hooks/asgi.py); one that reaches Django gets webhook_elsewhere's 421.
 """
+
+import logging
 
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from config.length_required import reads_chunked_bodies
-from hooks import answers, bodies, intake, maintenance, selectors, services, webservice
+from config.length_required import reads_chunked_bodies, reads_no_body
+from hooks import answers, maintenance, webservice
 from hooks.exceptions import BodyError, WebServiceError, WebServiceInMaintenance
 from hooks.incoming import read_body, with_body
 
+logger = logging.getLogger(__name__)
+MISDIRECTED = b"421 Misdirected Request: webhook URLs are answered by the hooks process, not this one.\n"
 
-@reads_chunked_bodies
+
 @csrf_exempt
-def receive(request: HttpRequest, key: str = "") -> HttpResponse:
-    """A webhook; a key of "" (a malformed one) is a miss like any other."""
-    return _response(_receive(request, key))
+@reads_no_body
+def webhook_elsewhere(request: HttpRequest, key: str = "") -> HttpResponse:
+    """A webhook that reached Django: its host is served by a process that does not answer webhooks.
 
-
-def _receive(request: HttpRequest, key: str) -> answers.Reply:
-    if maintenance.active():
-        return answers.MAINTENANCE
-    method, meta = request.method, request.META
-    if method not in answers.HOOK_METHODS:
-        return answers.WRONG_METHOD
-    fresh = answers.fresh_lookup(method, bodies.declared_length(meta))
-    automation_id = selectors.automation_id_for_hook_key(key, fresh=fresh)
-    if automation_id is None:
-        return answers.MISS
-    if not answers.reads_body(method):
-        return answers.without_body(method, meta.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS"))
-    try:
-        body = read_body(meta)
-    except BodyError as refused:  # nothing is stored; a client that left never reads the answer
-        return answers.Reply(refused.status_code)
-    if handshake := answers.handshake(meta.get("HTTP_X_HOOK_SECRET"), body):
-        return handshake
-    try:
-        delivery = services.accept_delivery(automation_id=automation_id, incoming=with_body(request, body))
-    except intake.AutomationGone:
-        selectors.forget_hook_key(key)
-        return answers.MISS
-    return answers.accepted(delivery.public_id)
+    Webhooks are answered by the hooks process alone (config.asgi): a WSGI
+    web process serving HOOKS_URL's host is a deployment mistake, and saying
+    421 Misdirected Request (RFC 9110 15.5.20) lets the sender retry
+    elsewhere or later, where a 404 would tell it the key is wrong.
+    """
+    logger.warning("A webhook reached a process that does not answer webhooks: %s", request.path)
+    return HttpResponse(MISDIRECTED, status=421, content_type="text/plain")
 
 
 @reads_chunked_bodies

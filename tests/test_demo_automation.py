@@ -54,7 +54,8 @@ def test_a_later_start_leaves_the_demo_as_admin_left_it_and_prints_the_same_urls
     assert _urls(later) == _urls(first)
 
 
-def test_a_start_under_another_url_key_secret_issues_the_demos_new_urls_that_work(client, settings):
+@pytest.mark.django_db(transaction=True)  # the hooks process looks keys up and stores rows in threads of its own
+def test_a_start_under_another_url_key_secret_issues_the_demos_new_urls_that_work(client, hooks_client, settings):
     ensure_first_admin()
     _start()
     settings.URL_KEY_SECRET = "another secret than the one the keys were made under"
@@ -62,7 +63,7 @@ def test_a_start_under_another_url_key_secret_issues_the_demos_new_urls_that_wor
     assert not [line for line in later.splitlines() if line.endswith(" None")]  # as printed for a URL it had lost
     assert later.count("new ones issued") == 4
     hook = next(line for line in _urls(later) if line.startswith("webhook URL:")).split()[-1]
-    assert client.post(urlsplit(hook).path, b"{}", content_type="application/json").status_code == 200
+    assert hooks_client.post(urlsplit(hook).path, b"{}", content_type="application/json").status_code == 200
     link = next(line for line in later.splitlines() if line.startswith("approval link:")).split()[-1]
     assert client.get(urlsplit(link).path + "?" + urlsplit(link).query).status_code == 200
 

@@ -28,5 +28,5 @@ def test_a_body_with_a_content_length_is_not_refused(client):
 # Web service URLs too: through real servers in hooks/tests/test_bodies_on_servers.py (the test client's
 # payload cannot be read to its end as a chunked one is).
 @pytest.mark.parametrize("path", ["/automation-nobodys", "/webhook/automation-nobodys"])
-def test_webhook_urls_read_chunked_bodies_themselves(client, path):
-    assert client.post(path, b"{}", content_type="application/json", **CHUNKED).status_code == 404
+def test_webhook_urls_read_chunked_bodies_themselves(hooks_client, path):
+    assert hooks_client.post(path, b"{}", content_type="application/json", **CHUNKED).status_code == 404

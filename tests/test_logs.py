@@ -18,7 +18,7 @@ from gunicorn.config import Config
 from automations import services as automation_services
 from config.logs import WITHHELD, GunicornLogger, RedactKeys
 from hooks import services, webservice
-from hooks.tests.conftest import HooksProcess
+from tests.processes import HooksProcess
 
 KEY = "Zq3-x_9KpL0aBcDeFgHiJkLmNoPqRsTu"
 ROOT = Path(__file__).resolve().parents[1]

@@ -101,11 +101,12 @@ def test_a_host_that_is_no_accounts_domain_serves_nobodys_pages(client, pages):
         assert client.get(pages[name], HTTP_HOST="evil.example").status_code == 404, name
 
 
-def test_the_role_hosts_still_answer_their_own_paths(client, pages, three_apps):
+@pytest.mark.django_db(transaction=True)  # the hooks process looks keys up and stores rows in threads of its own
+def test_the_role_hosts_still_answer_their_own_paths(client, hooks_client, pages, three_apps):
     assert client.get("/catalog/v1/apps", HTTP_HOST="app.example.com").status_code == 200
     assert client.get("/admin/", HTTP_HOST="app.example.com").status_code == 302  # to admin's sign-in
     assert client.get(pages["other form"], HTTP_HOST="app.example.com").status_code == 200
-    assert client.get(pages["webhook"], HTTP_HOST="hooks.example.com").status_code == 200
+    assert hooks_client.get(pages["webhook"], HTTP_HOST="hooks.example.com").status_code == 200
     assert client.get("/healthz", HTTP_HOST="mcp.example.com").content == b"ok"
 
 

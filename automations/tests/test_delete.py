@@ -19,7 +19,8 @@ def hook_path(automation) -> str:
     return urlsplit(services.hook_url(automation)).path
 
 
-def test_every_row_that_points_at_it_goes_and_nothing_else(make_automation, owner, client):
+@pytest.mark.django_db(transaction=True)  # the hooks process looks keys up and stores rows in threads of its own
+def test_every_row_that_points_at_it_goes_and_nothing_else(make_automation, owner, hooks_client):
     doomed, kept = make_automation(RECORD), make_automation(RECORD, name="kept")
     for automation in (doomed, kept):
         process(deliver(automation))  # a run and a lookup row of This automation
@@ -27,6 +28,7 @@ def test_every_row_that_points_at_it_goes_and_nothing_else(make_automation, owne
         deliver(automation)  # queued
     shared = LookupRow.objects.create(owner=owner, automation=None, table="seen", data={})
     path = hook_path(doomed)
+    assert hooks_client.post(path, data=b"{}", content_type="application/json").status_code == 200
     services.delete_automation(automation=doomed)
     assert not Automation.objects.filter(pk=doomed.pk).exists()
     for model in (Delivery, Run, LookupRow):
@@ -34,7 +36,7 @@ def test_every_row_that_points_at_it_goes_and_nothing_else(make_automation, owne
     assert (Delivery.objects.filter(automation=kept).count(), Run.objects.filter(automation=kept).count()) == (3, 1)
     assert LookupRow.objects.filter(automation=kept).count() == 1
     assert LookupRow.objects.filter(pk=shared.pk).exists()
-    assert client.post(path, data=b"{}", content_type="application/json").status_code == 404
+    assert hooks_client.post(path, data=b"{}", content_type="application/json").status_code == 404
 
 
 def test_deleting_one_already_gone_does_nothing(make_automation):

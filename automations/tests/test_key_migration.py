@@ -45,7 +45,7 @@ def issue_the_old_way(apps, name: str):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_urls_issued_before_the_move_still_answer_after_it(before_the_move, client, settings):
+def test_urls_issued_before_the_move_still_answer_after_it(before_the_move, hooks_client, settings):
     settings.HOOKS_URL = "http://testserver"
     issued = [issue_the_old_way(before_the_move, f"issued before {n}") for n in range(3)]
     migrate()
@@ -58,7 +58,8 @@ def test_urls_issued_before_the_move_still_answer_after_it(before_the_move, clie
     pk, hook, _ = issued[0]
     services.turn_on(automation=Automation.objects.get(pk=pk))
     for key, status in ((hook, 200), (crypto.new_key(), 404)):
-        assert client.post(f"/automation-{key}", data=b"{}", content_type="application/json").status_code == status
+        answer = hooks_client.post(f"/automation-{key}", data=b"{}", content_type="application/json")
+        assert answer.status_code == status
 
 
 @pytest.mark.django_db(transaction=True)

@@ -208,19 +208,14 @@ def test_the_loop_reads_maintenance_mode_from_memory_and_asks_a_thread_only_when
     assert maintenance.known() is True
 
 
-async def learnt_with_no_header(scope_, headers, django):
-    return ()
-
-
 def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_goes_on(monkeypatch, caplog):
     from django.db import OperationalError
 
-    from hooks import asgi, maintenance, routes, selectors
+    from hooks import asgi, maintenance, selectors
 
     def down(key, fresh=False):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr(routes, "_learn", learnt_with_no_header)
     monkeypatch.setattr(maintenance, "known", lambda: False)
     monkeypatch.setattr(selectors, "remembered_hook_key", lambda key: None)  # not remembered: a thread asks
     monkeypatch.setattr(selectors, "automation_id_for_hook_key", down)
@@ -237,10 +232,9 @@ def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_go
 
 
 def test_a_webhook_body_late_on_the_loop_gets_408_and_the_pool_a_late_receive(monkeypatch, settings):
-    from hooks import asgi, maintenance, routes, selectors
+    from hooks import asgi, maintenance, selectors
 
     settings.REQUEST_BODY_TIMEOUT_SECONDS = 0  # every body is late
-    monkeypatch.setattr(routes, "_learn", learnt_with_no_header)
     monkeypatch.setattr(maintenance, "known", lambda: False)
     monkeypatch.setattr(selectors, "remembered_hook_key", lambda key: 1)  # a key this process remembers
     raised = []
@@ -267,9 +261,8 @@ def test_a_webhook_body_late_on_the_loop_gets_408_and_the_pool_a_late_receive(mo
 
 
 def test_large_bodies_are_held_at_most_threads_at_a_time_from_their_read_to_their_row(monkeypatch):
-    from hooks import asgi, maintenance, routes, selectors
+    from hooks import asgi, maintenance, selectors
 
-    monkeypatch.setattr(routes, "_learn", learnt_with_no_header)
     monkeypatch.setattr(maintenance, "known", lambda: False)
     monkeypatch.setattr(selectors, "automation_id_for_hook_key", lambda key, fresh=False: 1)
     monkeypatch.setattr(asgi, "close_old_connections", lambda: None)

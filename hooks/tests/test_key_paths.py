@@ -18,8 +18,8 @@ redact_key_paths = importlib.import_module("hooks.migrations.0003_redact_key_pat
 
 
 @pytest.fixture
-def client(through):
-    return through
+def client(hooks_client):
+    return hooks_client
 
 
 @pytest.mark.parametrize("prefix", ["/", "/webhook/", "/%61utomation%2D"])

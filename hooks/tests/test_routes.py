@@ -1,8 +1,8 @@
 """Which webhook requests the hooks process answers on its event loop, which go to Django, and that both look alike.
 
-The hooks process learns what Django's middleware would do with a webhook
-request from Django's answer to a probe, once per route (hooks/routes.py); these tests
-hold it to what Django itself answers.
+The hooks process answers a webhook path on HOOKS_URL's host itself, and
+hands Django what Django would not route to a webhook (hooks/routes.py);
+both take their security headers from edge/headers.py.
 """
 
 import logging
@@ -11,7 +11,6 @@ from urllib.parse import urlsplit
 import pytest
 
 from automations import services as automation_services
-from hooks import answers
 from hooks.models import Delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,17 +32,13 @@ def three_hosts(settings):
 
 @pytest.fixture
 def handed_to_django(monkeypatch):
-    """The paths of the requests the hooks process handed to Django (its fallback) rather than answered itself.
-
-    Its probes (hooks/routes.py), to the key "" once per route, are not listed: they are no client's request.
-    """
+    """The paths of the requests the hooks process handed to Django (its fallback) rather than answered itself."""
     from config.asgi import application
 
     seen, fallback = [], application.fallback
 
     async def noting(scope, receive, send):
-        if not scope["path"].endswith("automation-"):
-            seen.append(scope["path"])
+        seen.append(scope["path"])
         await fallback(scope, receive, send)
 
     monkeypatch.setattr(application, "fallback", noting)
@@ -78,37 +73,23 @@ def test_a_webhook_path_on_another_host_goes_to_django_and_answers_as_there(
     assert Delivery.objects.count() == 1
 
 
-def test_a_route_first_met_in_maintenance_is_answered_on_the_loop_once_it_ends(
-    web_client, hooks_client, path, handed_to_django
+def test_a_webhook_in_maintenance_is_answered_on_the_loop_with_the_security_headers(
+    hooks_client, path, handed_to_django
 ):
-    from hooks import maintenance
     from hooks.models import Maintenance
 
     Maintenance.objects.create(active=True)
-    during = [client.post(path, data=b"1", content_type="text/plain") for client in (web_client, hooks_client)]
-    assert [answer.status_code for answer in during] == [503, 503]
-    web, hooks = ({name.lower(): value for name, value in answer.items()} for answer in during)
-    assert web == hooks and "x-frame-options" in hooks
-    Maintenance.objects.update(active=False)
-    maintenance.reset()
-    assert hooks_client.post(path, data=b"1", content_type="text/plain").status_code == 200
+    answer = hooks_client.post(path, data=b"1", content_type="text/plain")
+    assert (answer.status_code, answer["X-Frame-Options"], answer["X-Content-Type-Options"]) == (503, "DENY", "nosniff")
     assert handed_to_django == []
 
 
-def test_a_probe_django_fails_to_answer_teaches_nothing(hooks_client, path, handed_to_django, monkeypatch):
-    from django.db import OperationalError
-
-    from hooks import selectors
-
-    def down(key, fresh=False):
-        raise OperationalError("connection refused")
-
-    hooks_client.raise_request_exception = False  # Django's 500 is the answer looked at
-    with monkeypatch.context() as database_down:
-        database_down.setattr(selectors, "automation_id_for_hook_key", down)
-        assert hooks_client.post(path, data=b"1", content_type="text/plain").status_code == 500
-    assert hooks_client.post(path, data=b"1", content_type="text/plain").status_code == 200
-    assert handed_to_django == [path]  # the second went on the loop: the failed probe was not remembered
+def test_a_webhook_that_reaches_django_is_misdirected_not_lost_nor_a_miss(web_client, path, caplog):
+    answer = web_client.post(path, data=b'{"n": 1}', content_type="application/json")
+    assert answer.status_code == 421
+    assert not Delivery.objects.exists()
+    warned = [record for record in caplog.records if record.name == "hooks.views"]
+    assert [record.levelname for record in warned] == ["WARNING"]  # its path is redacted by the handlers' filter
 
 
 @pytest.fixture
@@ -146,6 +127,12 @@ def test_requests_django_would_redirect_or_read_from_a_proxy_go_to_django(
     assert handed_to_django == [path, path]
 
 
+def test_requests_django_would_redirect_to_www_go_to_django(hooks_client, path, settings, handed_to_django):
+    settings.PREPEND_WWW = True
+    assert hooks_client.post(path, data=b"1", content_type="text/plain").status_code == 301
+    assert handed_to_django == [path]
+
+
 @pytest.fixture
 def hsts(middleware_with):
     """HSTS on, in both processes' middleware."""
@@ -153,8 +140,19 @@ def hsts(middleware_with):
         yield
 
 
+SECURITY_HEADERS = {
+    "strict-transport-security",
+    "x-content-type-options",
+    "referrer-policy",
+    "cross-origin-opener-policy",
+    "x-frame-options",
+}
+
+
 @pytest.mark.parametrize("case", ["accepted", "miss", "preflight", "head", "challenge", "secret", "wrong method"])
-def test_the_hooks_process_and_djangos_view_send_the_same_answer(web_client, hooks_client, path, case, hsts):
+def test_every_webhook_answer_carries_the_security_headers_of_djangos_answers(
+    web_client, hooks_client, path, case, hsts
+):
     request = {
         "accepted": ("POST", path, b'{"n": 1}', {}),
         "miss": ("POST", "/automation-unknown", b"{}", {}),
@@ -165,20 +163,15 @@ def test_the_hooks_process_and_djangos_view_send_the_same_answer(web_client, hoo
         "wrong method": ("DELETE", path, b"", {}),
     }[case]
     method, sent_to, body, headers = request
-    seen = []
-    for client in (web_client, hooks_client):
-        for secure in (False, True):
-            response = client.generic(method, sent_to, body, content_type="application/json", secure=secure, **headers)
-            kept = {
-                name.lower(): value
-                for name, value in response.items()
-                if name.lower() != answers.DELIVERY_HEADER.lower()
-            }
-            seen.append((response.status_code, response.content, kept))
-    web_plain, web_secure, hooks_plain, hooks_secure = seen
-    assert hooks_plain == web_plain
-    assert hooks_secure == web_secure
-    assert "strict-transport-security" in hooks_secure[2] and "x-frame-options" in hooks_plain[2]
+    for secure in (False, True):
+        hook = hooks_client.generic(method, sent_to, body, content_type="application/json", secure=secure, **headers)
+        pages = [client.get("/healthz", secure=secure) for client in (web_client, hooks_client)]
+        seen = [
+            {name.lower(): value for name, value in answer.items() if name.lower() in SECURITY_HEADERS}
+            for answer in (hook, *pages)
+        ]
+        assert seen[0] == seen[1] == seen[2]
+        assert ("strict-transport-security" in seen[0]) is secure and seen[0]["x-frame-options"] == "DENY"
 
 
 def test_an_unexpected_error_is_a_logged_500_with_djangos_headers(hooks_client, path, monkeypatch, caplog):

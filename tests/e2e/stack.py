@@ -42,12 +42,22 @@ def wait_until(predicate, timeout: float = 30, interval: float = 0.1, message: s
     raise AssertionError(f"timed out after {timeout} s waiting for {message}")
 
 
+HOOKS_WORKER = ("-k", "config.asgi_worker.Worker", "--threads", "1")
+
+
 class Stack:
-    """Web, worker and beat on the test database and the test Redis; each process in its own session."""
+    """Web, hooks, worker and beat on the test database and the test Redis; each process in its own session.
+
+    As the Procfile runs them: the web process (WSGI) serves BASE_URL and MCP_URL
+    at `base`, the hooks process (config/asgi.py) serves HOOKS_URL at `hooks`.
+    start_web(hooks_process=True) runs the one-process setup instead: the hooks
+    process serves every host, at `base` (`hooks` is then the same). Start the
+    web processes first: the others take HOOKS_URL from what they chose.
+    """
 
     def __init__(self, tmp_path: Path, **overrides: str):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.port, self.hooks_port = free_port(), free_port()
+        self.base, self.hooks = f"http://127.0.0.1:{self.port}", f"http://127.0.0.1:{self.hooks_port}"
         database = connection.settings_dict
         self.env = {
             **os.environ,
@@ -57,6 +67,7 @@ class Stack:
             "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
             "REDIS_URL": settings.REDIS_URL,
             "BASE_URL": self.base,
+            "HOOKS_URL": self.hooks,
             "FLOWGATE_VAR_DIR": str(tmp_path),
             "LOG_LEVEL": "WARNING",
             **overrides,
@@ -71,28 +82,20 @@ class Stack:
             )
 
     def start_web(self, *, hooks_process: bool = False) -> None:
-        """The web process as the Procfile runs it, or its hooks process (config/asgi.py) serving every path."""
+        """The web and hooks processes as the Procfile runs them, or the hooks process alone serving every host."""
         if hooks_process:
-            app, worker = "config.asgi:application", ["-k", "config.asgi_worker.Worker", "--threads", "1"]
+            self.hooks, self.hooks_port = self.base, self.port
+            self.env["HOOKS_URL"] = self.hooks
+            self._gunicorn("web", "config.asgi:application", self.port, *HOOKS_WORKER)
         else:
-            app, worker = "config.wsgi", ["--threads", "8"]
-        self._start(
-            "web",
-            sys.executable,
-            "-m",
-            "gunicorn",
-            app,
-            "-c",
-            "config/gunicorn.py",
-            "--bind",
-            f"127.0.0.1:{self.port}",
-            "--workers",
-            "2",
-            *worker,
-            "--log-level",
-            "warning",
-        )
-        wait_until(self._answers, 30, 0.2, "gunicorn to answer")
+            self._gunicorn("web", "config.wsgi", self.port, "--threads", "8")
+            self._gunicorn("hooks", "config.asgi:application", self.hooks_port, *HOOKS_WORKER)
+        wait_until(lambda: self._answers(self.base) and self._answers(self.hooks), 30, 0.2, "gunicorn to answer")
+
+    def _gunicorn(self, name: str, app: str, port: int, *worker: str) -> None:
+        bind, workers = f"127.0.0.1:{port}", "2"
+        command = ["-m", "gunicorn", app, "-c", "config/gunicorn.py", "--bind", bind, "--workers", workers, *worker]
+        self._start(name, sys.executable, *command, "--log-level", "warning")
 
     def start_worker(self) -> None:
         self._start(
@@ -164,8 +167,8 @@ class Stack:
     def log(self, name: str) -> str:
         return (self.logs / f"{name}.log").read_text(errors="replace")
 
-    def _answers(self) -> bool:
+    def _answers(self, base: str) -> bool:
         try:
-            return urllib.request.urlopen(f"{self.base}/healthz", timeout=1).status == 200
+            return urllib.request.urlopen(f"{base}/healthz", timeout=1).status == 200
         except OSError:
             return False

@@ -32,7 +32,7 @@ def stack(tmp_path):
 
 
 def send(stack, automation, body: dict) -> None:
-    url = stack.base + urlsplit(automation_services.hook_url(automation)).path
+    url = stack.hooks + urlsplit(automation_services.hook_url(automation)).path
     response = httpx.post(url, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     assert response.status_code == 200
 

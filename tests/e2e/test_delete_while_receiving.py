@@ -31,13 +31,13 @@ def test_an_automation_deleted_right_after_a_webhook_is_gone_every_time(tmp_path
     try:
         for n in range(ROUNDS):
             automation = make_automation(STEPS, name=f"round {n}")
-            url = stack.base + urlsplit(automation_services.hook_url(automation)).path
+            url = stack.hooks + urlsplit(automation_services.hook_url(automation)).path
             assert post(url, n) == 200
             automation_services.delete_automation(automation=automation)  # at once: its run is being started
             assert not Automation.objects.filter(pk=automation.pk).exists()
             assert post(url, n) == 404
         last = make_automation(STEPS, name="after the rounds")
-        assert post(stack.base + urlsplit(automation_services.hook_url(last)).path, 0) == 200
+        assert post(stack.hooks + urlsplit(automation_services.hook_url(last)).path, 0) == 200
         wait_until(lambda: Delivery.objects.filter(automation=last, status="done").exists(), 60, message="a last run")
     finally:
         stack.stop()

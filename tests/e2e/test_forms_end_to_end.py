@@ -91,7 +91,7 @@ def test_a_form_post_starts_a_run_whose_session_page_walks_two_forms_to_the_comp
 def test_a_one_time_link_works_once(stack, make_automation):
     ask = {**TWO_FORMS[0], "to": "link"}
     automation = make_automation([ask])
-    hook = stack.base + urlsplit(automation_services.hook_url(automation)).path
+    hook = stack.hooks + urlsplit(automation_services.hook_url(automation)).path
     assert httpx.post(hook, json={}, timeout=30).status_code == 200
     run = wait_until(lambda: Run.objects.filter(status="waiting", waiting_for__step="size").first(), 60)
     link = stack.base + urlsplit(key_selectors.url_of(purpose="one_time_form", target=run)).path

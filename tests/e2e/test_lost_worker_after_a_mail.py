@@ -105,7 +105,7 @@ def test_a_worker_killed_after_mailing_the_link_leaves_one_mail_and_a_link_that_
     stack, mail_server, make_automation
 ):
     automation = make_automation(STEPS)
-    url = stack.base + urlsplit(automation_services.hook_url(automation)).path
+    url = stack.hooks + urlsplit(automation_services.hook_url(automation)).path
     body = json.dumps({"manager": "boss@example.com"}).encode()
     assert httpx.post(url, content=body, headers={"Content-Type": "application/json"}, timeout=30).status_code == 200
     # The worker that resumed the run after its delay has mailed the link and says goodbye to the mail server, which

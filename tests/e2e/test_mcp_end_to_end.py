@@ -96,7 +96,7 @@ def assert_every_tool_worked(seen: dict, stack, automation, mode: str) -> None:
     assert len(seen["tools"]) == 10
     assert seen["tools"]["get_automation"].annotations.read_only_hint is True
     assert [app["slug"] for app in seen["apps"]] == ["acme-crm"]
-    assert seen["shown"]["urls"]["webhook"].startswith(stack.base + "/automation-")
+    assert seen["shown"]["urls"]["webhook"].startswith(stack.hooks + "/automation-")
     assert seen["status"]["state"] == "succeeded", seen["status"]
     assert seen["status"]["run"]["steps"][0]["output"] == {"seen": 42}
     assert seen["runs"][0]["run_id"] == seen["status"]["run"]["run_id"]

@@ -59,7 +59,8 @@ PAGE_KEY_URLS = [
 
 @pytest.fixture
 def stacks(tmp_path):
-    """A web process with the worker and beat, and a hooks process, each logging to its own folder."""
+    """Two setups, each logging to its own folder: web and hooks processes with the worker and beat, as the Procfile
+    runs them ("web"), and one hooks process serving every host ("hooks")."""
     started = {}
     for name in ("web", "hooks"):
         (tmp_path / name).mkdir()
@@ -119,29 +120,31 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
         for path in (f"/automation-{hook_key}", f"/webhook/automation-{hook_key}", f"/%61utomation%2D{hook_key}"):
             body = f'{{"n": {accepted}}}'  # bodies differ: identical ones would be suppressed as duplicates
             answer = raw_request(
-                stack.port,
+                stack.hooks_port,
                 (
-                    f"POST {path}?n=1 HTTP/1.1\r\nHost: 127.0.0.1:{stack.port}\r\nContent-Type: application/json\r\n"
-                    f"Referer: {stack.base}/webservice-{service_key}\r\nContent-Length: {len(body)}\r\n"
+                    f"POST {path}?n=1 HTTP/1.1\r\nHost: 127.0.0.1:{stack.hooks_port}\r\n"
+                    f"Content-Type: application/json\r\n"
+                    f"Referer: {stack.hooks}/webservice-{service_key}\r\nContent-Length: {len(body)}\r\n"
                     f"Connection: close\r\n\r\n{body}"
                 ).encode(),
             )
             assert answer.startswith(b"HTTP/1.1 200"), answer
             accepted += 1
-        response = httpx.post(f"{stack.base}/webservice-{service_key}", json={}, timeout=30)
+        response = httpx.post(f"{stack.hooks}/webservice-{service_key}", json={}, timeout=30)
         assert response.json() == {"path": "/webservice-{key}"}
-        assert httpx.post(f"{stack.base}/webservice-{refusing_key}", json={}, timeout=30).status_code == 503
+        assert httpx.post(f"{stack.hooks}/webservice-{refusing_key}", json={}, timeout=30).status_code == 503
         for path in (f"/automation-{hook_key}", f"/webservice-{service_key}"):
             # A chunk size that is no number: whatever the answer, nothing logged about it may hold the key.
             raw_request(
-                stack.port,
+                stack.hooks_port,
                 (
-                    f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{stack.port}\r\nTransfer-Encoding: chunked\r\n"
+                    f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{stack.hooks_port}\r\nTransfer-Encoding: chunked\r\n"
                     "Connection: close\r\n\r\nzz\r\n"
                 ).encode(),
             )
         # A request line gunicorn refuses, and logs with the line in it.
-        raw_request(stack.port, f"POST /automation-{hook_key}\x7f HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        for port in {stack.port, stack.hooks_port}:
+            raw_request(port, f"POST /automation-{hook_key}\x7f HTTP/1.1\r\nHost: x\r\n\r\n".encode())
         # Every other URL that carries a key, with one issued to nothing: the access log line is what matters.
         for shape in PAGE_KEY_URLS:
             httpx.request("POST" if "/api" in shape else "GET", stack.base + shape.format(key=PAGE_KEY), timeout=30)
@@ -171,7 +174,7 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
 
     dump = database_dump()
     logs = {str(path.relative_to(tmp_path)): path.read_text(errors="replace") for path in tmp_path.rglob("*.log")}
-    assert {"web/web.log", "web/worker.log", "web/beat.log", "hooks/web.log"} <= set(logs)
+    assert {"web/web.log", "web/hooks.log", "web/worker.log", "web/beat.log", "hooks/web.log"} <= set(logs)
     for name, key in keys.items():
         assert key not in dump, f"the {name} key is in the database"
         for log, text in logs.items():
@@ -181,12 +184,12 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
     for stored in ("/automation-{key}", "/webhook/automation-{key}"):
         assert stored in dump
     assert '"path": "/webservice-{key}"' in dump
-    for log in ("web/web.log", "hooks/web.log"):
+    for log in ("web/hooks.log", "hooks/web.log"):  # the hooks process's, as the Procfile runs it and alone
         assert '"POST /%61utomation%2D{key}?n=1 HTTP/1.1" 200' in logs[log], logs[log]
         assert '"http://127.0.0.1:' in logs[log] and '/webservice-{key}" ' in logs[log]
         assert "/webservice-{key}" in logs[log]
     assert "Invalid HTTP request line: 'POST /automation-{key}\\x7f HTTP/1.1'" in logs["web/web.log"]
-    assert any("Service Unavailable: /webservice-{key}" in logs[log] for log in ("web/web.log", "hooks/web.log"))
+    assert any("Service Unavailable: /webservice-{key}" in logs[log] for log in ("web/hooks.log", "hooks/web.log"))
     assert "/webservice-{key}" in logs["web/worker.log"]
     for log in ("web/web.log", "hooks/web.log"):
         for shape in PAGE_KEY_URLS:

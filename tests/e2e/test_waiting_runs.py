@@ -32,7 +32,7 @@ def stack(tmp_path):
 
 def test_delayed_runs_go_on_after_their_worker_was_killed_and_each_completes_once(stack, make_automation):
     automation = make_automation(WAIT_THEN_RECORD)
-    url = stack.base + urlsplit(automation_services.hook_url(automation)).path
+    url = stack.hooks + urlsplit(automation_services.hook_url(automation)).path
     for n in range(5):
         response = httpx.post(
             url, content=json.dumps({"n": n}).encode(), headers={"Content-Type": "application/json"}, timeout=30

@@ -1,7 +1,8 @@
 """Webhooks end to end: gunicorn, a real Celery worker and beat on PostgreSQL and Redis.
 
-Every test runs twice: with webhooks answered by a web process, and by the
-hooks process (config/asgi.py).
+Every test runs twice: as the Procfile runs the service (a web process, and
+the hooks process answering webhooks on HOOKS_URL), and with one hooks process
+(config/asgi.py) serving every host.
 
 Deliveries run, off-then-on replays in order, suppression, reset, delete,
 chunked and oversized bodies through a real server, and the fault test:
@@ -42,13 +43,13 @@ RECORD = [
 ]
 
 
-@pytest.fixture(params=["web process", "hooks process"])
+@pytest.fixture(params=["web and hooks processes", "one hooks process"])
 def stack(tmp_path, request):
-    """The whole service; its webhooks answered by a web process (gthread) or by the hooks process (asyncio)."""
+    """The whole service; as the Procfile runs it, or with one hooks process serving every host."""
     running = Stack(
         tmp_path, RUN_SWEEP_SECONDS="1", DELIVERY_SWEEP_SECONDS="1", RUN_LEASE_SECONDS="6", HTTP_STEP_ALLOW_PRIVATE="1"
     )
-    running.start_web(hooks_process=request.param == "hooks process")
+    running.start_web(hooks_process=request.param == "one hooks process")
     running.start_worker()
     running.start_beat()
     yield running
@@ -56,7 +57,7 @@ def stack(tmp_path, request):
 
 
 def hook_url(stack, automation):
-    return stack.base + urlsplit(automation_services.hook_url(automation)).path
+    return stack.hooks + urlsplit(automation_services.hook_url(automation)).path
 
 
 def post(url, body, **headers):
@@ -135,7 +136,7 @@ def test_chunked_bodies_are_read_and_oversized_ones_refused(stack, make_automati
     path = urlsplit(automation_services.hook_url(automation)).path
 
     def send_chunked(chunks):
-        connection_ = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=30)
+        connection_ = http.client.HTTPConnection("127.0.0.1", stack.hooks_port, timeout=30)
         connection_.request(
             "POST", path, body=iter(chunks), headers={"Content-Type": "application/json"}, encode_chunked=True
         )
@@ -155,11 +156,11 @@ def test_an_oversized_chunked_body_gets_413(tmp_path, make_automation):
     try:
         automation = make_automation(RECORD)
         path = urlsplit(automation_services.hook_url(automation)).path
-        connection_ = http.client.HTTPConnection("127.0.0.1", running.port, timeout=30)
+        connection_ = http.client.HTTPConnection("127.0.0.1", running.hooks_port, timeout=30)
         connection_.request("POST", path, body=iter([b"x" * 60000] * 3), encode_chunked=True)
         assert connection_.getresponse().status == 413
         connection_.close()
-        declared = httpx.post(running.base + path, content=b"x" * 100001)
+        declared = httpx.post(running.hooks + path, content=b"x" * 100001)
         assert declared.status_code == 413
         assert not Delivery.objects.exists()
     finally:

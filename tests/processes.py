@@ -1,5 +1,7 @@
 """Test clients that send their requests where production does: the web process's Django, or the hooks process.
 
+The fixtures web_client, hooks_client and through (conftest.py) hand out these clients.
+
 Django's own test client skips the handler the web process serves
 (config/handler.py: bodies bounded and checked, charsets) and never reaches
 the hooks process's driver (hooks/asgi.py). These hand the test client's
@@ -11,11 +13,9 @@ import contextlib
 import threading
 from concurrent.futures import wait
 
-import pytest
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connections
 from django.http import HttpResponse
-from django.test import Client
 
 from config import process_cache
 from config.handler import Request
@@ -148,25 +148,3 @@ def _receive(environ: dict):
         return {"type": "http.request", "body": chunk, "more_body": not finished}
 
     return receive
-
-
-@pytest.fixture
-def web_client():
-    """A test client whose requests go through config.wsgi.application, as the web process serves them."""
-    client = Client()
-    client.handler = WebProcess()
-    return client
-
-
-@pytest.fixture
-def hooks_client():
-    """A test client whose requests go through config.asgi.application, as the hooks process serves them."""
-    client = Client()
-    client.handler = HooksProcess()
-    return client
-
-
-@pytest.fixture(params=["web process", "hooks process"])
-def through(request):
-    """Run a test through both drivers: the web process's Django and the hooks process's event loop."""
-    return request.getfixturevalue("web_client" if request.param == "web process" else "hooks_client")
