@@ -240,7 +240,7 @@ RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", True)
 # Password attempts at admin's sign-in, per client IP and per user name (config/sign_in.py).
 SIGN_IN_RATE_IP = env_rate("SIGN_IN_RATE_IP", "30/15m")
 SIGN_IN_RATE_USERNAME = env_rate("SIGN_IN_RATE_USERNAME", "10/15m")
-# Requests to approval links (/moderation), pages and decisions alike, per client IP (interfaces/approval_limits.py).
+# Requests to approval links (/moderation), pages and decisions alike, per client IP (edge/limits.py).
 APPROVAL_RATE_IP = env_rate("APPROVAL_RATE_IP", "120/m")
 # How often a web process asks whether a newer feed was built. Bodies are
 # served from process memory between checks.
@@ -353,7 +353,7 @@ OAUTH2_PROVIDER = {
 # django-oauth-toolkit's own client model, not swapped; named because migrations of models pointing at it
 # (mcp_auth.RegisteredClient) resolve it through this setting.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
-# Client registrations (POST {base_url}/oauth/client) per client IP (mcp_auth/registration_limits.py).
+# Client registrations (POST {base_url}/oauth/client) per client IP (edge/limits.py).
 OAUTH_REGISTRATION_RATE_IP = env_rate("OAUTH_REGISTRATION_RATE_IP", "20/h")
 # A registered client that has not obtained a token this long after registering is deleted by beat.
 OAUTH_UNUSED_CLIENT_SECONDS = env_int("OAUTH_UNUSED_CLIENT_SECONDS", 86400, minimum=60)

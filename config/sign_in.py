@@ -1,7 +1,7 @@
 """Sign-in throttling: password attempts counted per client IP and per user name (django-ratelimit).
 
 Every sign-in POST counts, in the shared cache (Redis in production), against
-two limits: SIGN_IN_RATE_IP per client address (catalog.ratelimits.client_key:
+two limits (edge/limits.py): SIGN_IN_RATE_IP per client address (edge.clients.client_key:
 TRUSTED_PROXY_COUNT, IPv6 per /64) and SIGN_IN_RATE_USERNAME per user name,
 folded to lower case. Past either, the attempt is refused with 429 before the
 password is checked, so it tells a guesser nothing. The price of the per-name
@@ -13,20 +13,18 @@ budget); its refusal is a page. Its ?next= is followed only when it is a path
 of this site (/form/..., not //other.example or https://...).
 
 A counter that cannot be reached lets the attempt through
-(config/request_limits.py): admin holds the maintenance switch, which an
+(edge/limits.py): admin holds the maintenance switch, which an
 outage of Redis must not lock.
 """
 
 from functools import wraps
 
-from django.conf import settings
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from catalog.ratelimits import client_key
-from config import request_limits
+from edge import limits
 
 
 def throttled(view, *, page: str | None = None):
@@ -35,11 +33,8 @@ def throttled(view, *, page: str | None = None):
     @wraps(view)
     def throttled_view(request: HttpRequest, *args, **kwargs):
         if request.method == "POST":
-            counters = (
-                ("sign-in:ip", client_key(request), settings.SIGN_IN_RATE_IP),
-                ("sign-in:username", request.POST.get("username", "").strip().lower(), settings.SIGN_IN_RATE_USERNAME),
-            )
-            if wait := request_limits.retry_after(request, counters, what="sign-in attempt"):
+            username = request.POST.get("username", "").strip().lower()
+            if wait := limits.retry_after(request, "sign-in attempt", username=username):
                 return refused(wait, request=request, page=page)
         return view(request, *args, **kwargs)
 

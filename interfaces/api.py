@@ -14,7 +14,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from automations import jsonsafe
-from interfaces import approval_limits, approvals
+from edge import limits
+from interfaces import approvals
 from interfaces.approval_views import OUTCOME_STATUS, client_ip
 from interfaces.approvals import ApprovalItem, Outcome
 from interfaces.json_bodies import read_within
@@ -86,7 +87,7 @@ class ModerationAPI(APIView):
         self.headers = {"Cache-Control": "no-store"}
 
     def _queue(self, request):
-        if wait := approval_limits.retry_after(request, group="approvals", rate_setting="APPROVAL_RATE_IP"):
+        if wait := limits.retry_after(request, "approvals"):
             response = Response({"error": "rate limit exceeded"}, status=status.HTTP_429_TOO_MANY_REQUESTS)
             response["Retry-After"] = str(wait)
             return None, response

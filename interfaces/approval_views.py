@@ -9,8 +9,9 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from catalog.ratelimits import client_address
-from interfaces import approval_limits, approvals
+from edge import limits
+from edge.clients import client_address
+from interfaces import approvals
 from interfaces.approvals import Outcome
 from interfaces.pages import see_other, unavailable
 from interfaces.typed_text import has_control_characters
@@ -55,7 +56,7 @@ def private(response: HttpResponse) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 def moderation(request: HttpRequest) -> HttpResponse:
     """The approval queue: GET and HEAD show it (link previews and mail scanners decide nothing); a POST decides."""
-    if wait := approval_limits.retry_after(request, group="approvals", rate_setting="APPROVAL_RATE_IP"):
+    if wait := limits.retry_after(request, "approvals"):
         return too_many(request, wait)
     queue = approvals.queue_for_key(request.GET.get("queue", ""))
     if queue is None:

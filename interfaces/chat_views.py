@@ -16,7 +16,8 @@ from rest_framework.views import APIView
 
 from config import api_errors
 from config.page_headers import framed_by
-from interfaces import chat, chat_limits, chat_tokens
+from edge import limits
+from interfaces import chat, chat_tokens
 from interfaces.json_bodies import read_within
 from interfaces.typed_text import has_control_characters
 
@@ -114,7 +115,7 @@ def widget_page(request: HttpRequest, key: str) -> HttpResponse:
     429 page (no token); for a hit it is framed as the widget is, so the
     visitor reads it in the site's frame.
     """
-    wait = chat_limits.page_retry_after(request)
+    wait = limits.retry_after(request, "chat page")
     widget = chat.widget_for_key(key)
     if widget is not None and not _served_here(request, widget.automation.owner_id):
         widget = None
@@ -198,7 +199,13 @@ class MessagesView(APIView):
         conversation = self._conversation(request, widget and widget.automation.pk)
         message = MessageIn(data=request.data)
         message.is_valid(raise_exception=True)
-        wait = chat_limits.retry_after(request._request, widget=widget, conversation=conversation)
+        wait = limits.retry_after(
+            request._request,
+            "chat message",
+            own=widget.limits,
+            conversation=conversation.public_id.hex,
+            widget=str(widget.automation.pk),
+        )
         if wait is not None:
             raise TooManyMessages(wait)
         try:

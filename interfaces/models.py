@@ -78,7 +78,7 @@ class ApprovalItem(models.Model):
     decision = models.CharField(max_length=10, choices=Decision.choices, blank=True)
     comment = models.TextField(blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
-    # The client address as config computes it (catalog.ratelimits.client_address, TRUSTED_PROXY_COUNT).
+    # The client address as config computes it (edge.clients.client_address, TRUSTED_PROXY_COUNT).
     decided_from = models.GenericIPAddressField(null=True, blank=True)
 
     class Meta:

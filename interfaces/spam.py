@@ -3,7 +3,7 @@
 A robot that fills every input fills the honeypot, which people never see;
 one that posts at once sends the form back sooner than FORM_MIN_FILL_SECONDS
 after the signed time the page was shown at. Rate limits are in
-interfaces/ratelimits.py.
+edge/limits.py.
 """
 
 import time

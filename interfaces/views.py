@@ -22,7 +22,8 @@ from django.views.decorators.http import require_http_methods
 
 from automations.models import Run
 from config import page_headers, process_cache
-from interfaces import blank_pages, ratelimits, selectors, services, spam, submissions, uploads
+from edge import limits
+from interfaces import blank_pages, selectors, services, spam, submissions, uploads
 from interfaces.fields import FieldForm, prefill_from
 from interfaces.models import FormFile
 from interfaces.pages import see_other, unavailable
@@ -63,7 +64,7 @@ def hosted_form(request, key: str):
             return _form_page(request, trigger, None, scope, blank=(automation.pk, automation.updated_at))
         prefill = prefill_from(request.META.get("QUERY_STRING", ""))
         return _form_page(request, trigger, FieldForm(trigger["fields"], prefill=prefill), scope)
-    if wait := ratelimits.retry_after(request, scope=str(automation.pk), limits=trigger.get("limits", {})):
+    if wait := limits.retry_after(request, "form submission", scope=str(automation.pk), own=trigger.get("limits")):
         return _too_many(request, wait)
     handler = uploads.LimitedUploadHandler(request, uploads.limits_of(trigger["fields"]))
     if refused := _body_refused(request, handler):
@@ -122,7 +123,7 @@ def session_page(request, key: str):
     if request.method == "POST":
         if waiting_for is None:
             return see_other(key)  # nothing to answer now: show where the run is
-        if wait := ratelimits.retry_after(request, scope=f"session-{run.automation_id}", limits={}):
+        if wait := limits.retry_after(request, "form submission", scope=f"session-{run.automation_id}"):
             return _too_many(request, wait)
         handler = uploads.LimitedUploadHandler(request, uploads.limits_of(waiting_for["form"]["fields"]))
         if refused := _body_refused(request, handler):
@@ -171,7 +172,7 @@ def one_time_form(request, key: str):
     waiting_for = run.waiting_for
     if request.method != "POST":  # GET and HEAD show the form and never use the link up
         return _form_page(request, waiting_for["form"], FieldForm(waiting_for["form"]["fields"]), None)
-    if wait := ratelimits.retry_after(request, scope=f"one-time-{run.automation_id}", limits={}):
+    if wait := limits.retry_after(request, "form submission", scope=f"one-time-{run.automation_id}"):
         return _too_many(request, wait)
     handler = uploads.LimitedUploadHandler(request, uploads.limits_of(waiting_for["form"]["fields"]))
     if refused := _body_refused(request, handler):

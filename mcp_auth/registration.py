@@ -6,7 +6,7 @@ its own. What keeps that safe is elsewhere: a client gets nothing until a
 user holding "MCP Tools" approves it on the consent page, its codes reach
 only the redirect URIs it registered (mcp_auth/redirect_uris.py), PKCE
 binds each code to the client that asked for it, and registrations are
-counted per client IP (mcp_auth/registration_limits.py). Clients that never
+counted per client IP (edge/limits.py). Clients that never
 obtain a token are deleted after a day (purge_unused_clients).
 
 django-oauth-toolkit's own registration view is not used: it answers

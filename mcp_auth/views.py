@@ -18,8 +18,9 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST, require_safe
 from oauth2_provider import views as toolkit
 
-from catalog.ratelimits import client_address
-from mcp_auth import metadata, registration, registration_limits
+from edge import limits
+from edge.clients import client_address
+from mcp_auth import metadata, registration
 from mcp_auth.cors import open_to_any_origin
 
 MAX_REGISTRATION_BYTES = 16384
@@ -90,7 +91,7 @@ def _first_error(errors) -> tuple[str, str, str]:
 @require_POST
 def register_client(request: HttpRequest) -> HttpResponse:
     """POST /oauth/client: RFC 7591 dynamic registration, open to anonymous clients."""
-    if wait := registration_limits.retry_after(request):
+    if wait := limits.retry_after(request, "client registration"):
         response = oauth_error("too_many_requests", "too many client registrations; try again later", status=429)
         response["Retry-After"] = str(wait)
         return response

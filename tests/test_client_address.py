@@ -3,12 +3,12 @@
 import pytest
 from django.test import RequestFactory
 
-from catalog import ratelimits
+from edge import clients
 
 
 def address(settings, forwarded: str, proxies: int = 1, remote: str = "10.0.0.1") -> str:
     settings.TRUSTED_PROXY_COUNT = proxies
-    return ratelimits.client_address(RequestFactory().get("/", REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded))
+    return clients.client_address(RequestFactory().get("/", REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded))
 
 
 @pytest.mark.parametrize(
@@ -40,12 +40,12 @@ def test_a_malformed_entry_falls_back_to_the_peer(settings, forwarded):
 def test_each_port_of_one_client_shares_its_counter(settings):
     settings.TRUSTED_PROXY_COUNT = 1
     keys = {
-        ratelimits.client_key(RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=entry))
+        clients.client_key(RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=entry))
         for entry in ("203.0.113.5", "203.0.113.5:4711", "203.0.113.5:4712")
     }
     assert keys == {"203.0.113.5"}
     keys = {
-        ratelimits.client_key(RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=entry))
+        clients.client_key(RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=entry))
         for entry in ("2001:db8::1", "[2001:db8::1]:443", "[2001:db8::2]:444")
     }
     assert keys == {"2001:db8::/64"}
