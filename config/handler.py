@@ -2,7 +2,7 @@
 Connection: close after a body left unread.
 
 Every request's body is put behind its deadline and its declared length
-before Django reads it (hooks/bodies.py): a body cut short, malformed or too
+before Django reads it (edge/bodies.py): a body cut short, malformed or too
 slow raises a BodyError (a 400, 408 or 413), never passes for a whole one.
 
 Django takes the charset parameter of a request's Content-Type as its
@@ -34,7 +34,7 @@ from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.utils.http import parse_header_parameters
 from gunicorn.http.parser import _DRAIN_MAX_BYTES
 
-from hooks import bodies
+from edge import bodies
 
 _ASCII = bytes(range(128))
 

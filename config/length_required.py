@@ -4,13 +4,13 @@ Django and djangorestframework take a request without Content-Length for one
 without a body: a chunked JSON message to the chat or the approval API was
 read as empty and answered "text: This field is required". Webhook and web
 service URLs read chunked bodies themselves, under their limit and deadline
-(hooks/bodies.py), and say so with reads_chunked_bodies; views that read
+(edge/bodies.py), and say so with reads_chunked_bodies; views that read
 no body at all (the feed's) say so with reads_no_body.
 """
 
 from django.http import HttpResponse, JsonResponse
 
-from hooks import bodies
+from edge import bodies
 
 
 def reads_chunked_bodies(view):

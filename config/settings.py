@@ -257,7 +257,7 @@ URL_KEY_SECRET = env_str("URL_KEY_SECRET") or SECRET_KEY
 HOOK_MAX_BODY_BYTES = env_int("HOOK_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1)
 # A request body not complete this long after its request arrived is cut off
 # (408 on webhook and web service URLs), so slow senders cannot hold every
-# thread of a process (hooks/bodies.py).
+# thread of a process (edge/bodies.py).
 REQUEST_BODY_TIMEOUT_SECONDS = request_body_timeout()
 # Webhook and web service URLs answer 503 (also switchable in admin).
 MAINTENANCE_MODE = env_bool("MAINTENANCE_MODE", False)

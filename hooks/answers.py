@@ -44,13 +44,6 @@ def reads_body(method: str) -> bool:
     return method not in ("HEAD", "OPTIONS")
 
 
-def declared_length(content_length: str | None, transfer_encoding: str | None) -> int | None:
-    """The body's declared length: None for a chunked body, 0 for none (or a Content-Length that is no number)."""
-    if transfer_encoding and "chunked" in transfer_encoding.lower():
-        return None
-    return int(content_length) if content_length and content_length.isdigit() else 0
-
-
 def fresh_lookup(method: str, declared: int | None) -> bool:
     """Whether the key is looked up afresh, not from memory: before a large or chunked body is read."""
     return reads_body(method) and (declared is None or declared > FRESH_LOOKUP_ABOVE_BYTES)

@@ -11,9 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 from django.conf import settings
 from django.db import close_old_connections
 
+from edge import bodies
+from edge.bodies import BodyError
 from edge.headers import security_headers
-from hooks import answers, bodies, intake, maintenance, routes, selectors, services
-from hooks.exceptions import BodyError
+from hooks import answers, intake, maintenance, routes, selectors, services
 from hooks.incoming import Incoming
 
 logger = logging.getLogger("django.request")
@@ -63,7 +64,7 @@ class HooksApplication:
             return answers.MAINTENANCE
         if method not in answers.HOOK_METHODS:
             return answers.WRONG_METHOD
-        declared = answers.declared_length(headers.get("content-length"), headers.get("transfer-encoding"))
+        declared = bodies.declared(headers.get("content-length"), headers.get("transfer-encoding"))
         fresh = answers.fresh_lookup(method, declared)
         if (automation_id := None if fresh else selectors.remembered_hook_key(key)) is None:
             automation_id = await self.blocking(selectors.automation_id_for_hook_key, key, fresh)

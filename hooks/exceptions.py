@@ -1,42 +1,7 @@
-"""Domain errors of the webhook and web service URLs, each with the status and text that answer it (SPEC 7.3).
+"""Domain errors of the web service URLs, each with the status and text that answer it (SPEC 7.3).
 
-Body errors derive from Django's BadRequest so that one raised from a
-request's input stream inside Django's own handling (a form, the admin,
-OAuth) is a 400, as Django answers any bad request, rather than a 500.
+Errors of request bodies, every URL's, are edge.bodies.BodyError and its kinds.
 """
-
-from django.core.exceptions import BadRequest
-
-
-class BodyError(BadRequest):
-    """The request body cannot be used; nothing is stored and nothing runs."""
-
-    status_code = 400
-    detail = "request body unusable"  # a web service's answer (docs/webhooks.md); webhooks answer with no body
-
-    def __init__(self, *args):
-        super().__init__(*(args or (self.detail,)))
-
-
-class BodyTooLarge(BodyError):
-    """The body is over HOOK_MAX_BODY_BYTES (413)."""
-
-    status_code = 413
-    detail = "request body too large"
-
-
-class BodyIncomplete(BodyError):
-    """The body ended before its declared length, or its chunked framing is broken: the client is gone or wrong."""
-
-    status_code = 400
-    detail = "request body incomplete"
-
-
-class BodyTimedOut(BodyError):
-    """The body did not arrive within REQUEST_BODY_TIMEOUT_SECONDS of the request's start (408)."""
-
-    status_code = 408
-    detail = "request body too slow"
 
 
 class WebServiceError(Exception):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.http import HttpRequest
 
-from hooks import bodies
+from edge import bodies
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class Incoming:
 
 
 def read_body(environ: dict) -> bytes:
-    """A hook request's body under HOOK_MAX_BODY_BYTES, as Django serves it (hooks/bodies.py)."""
+    """A hook request's body under HOOK_MAX_BODY_BYTES, as Django serves it (edge/bodies.py)."""
     return bodies.read(environ, settings.HOOK_MAX_BODY_BYTES)
 
 

@@ -10,8 +10,9 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from config.length_required import reads_chunked_bodies, reads_no_body
+from edge.bodies import BodyError
 from hooks import answers, maintenance, webservice
-from hooks.exceptions import BodyError, WebServiceError, WebServiceInMaintenance
+from hooks.exceptions import WebServiceError, WebServiceInMaintenance
 from hooks.incoming import read_body, with_body
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The bodies of the interfaces' JSON endpoints (chat messages, approval decisions), read within a limit."""
 
-from hooks import bodies
+from edge import bodies
 
 
 def read_within(stream, parser_context: dict | None, limit: int) -> bytes | None:

@@ -1,7 +1,7 @@
 """Deleting an automation while its webhooks arrive and its deliveries run (issue 13, section 6), on PostgreSQL.
 
-Real threads on connections of their own: the intake (hooks.intake's writer
-thread behind the test client), the worker's functions, and the delete. Where
+Real threads on connections of their own: the intake (the hooks process's handler
+behind the test client, and its writer thread), the worker's functions, and the delete. Where
 an order matters, a thread is held at a point until pg_stat_activity shows
 the other one waiting for its lock; nothing waits for a time to pass.
 """
@@ -24,6 +24,7 @@ from hooks import services as hook_services
 from hooks.incoming import Incoming
 from hooks.models import Delivery
 from tests.e2e.stack import wait_until
+from tests.processes import HooksProcess
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -121,7 +122,10 @@ def hook_path(automation) -> str:
 
 
 def post(path: str, n: int = 1):
-    return Client().post(path, data=b'{"n": %d}' % n, content_type="application/json")
+    """A webhook through the hooks process's handler, in-process (tests/processes.py)."""
+    client = Client()
+    client.handler = HooksProcess()
+    return client.post(path, data=b'{"n": %d}' % n, content_type="application/json")
 
 
 def committed_delivery(automation) -> Delivery:

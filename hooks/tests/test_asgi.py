@@ -1,7 +1,7 @@
 """The parts of the hooks process's driver (hooks/asgi.py) that are its own, in-process.
 
 Headers read from the scope, the body read from ASGI messages under the
-size limit and the deadline (hooks/bodies.py), the writer's deadline, errors. Every answer
+size limit and the deadline (edge/bodies.py), the writer's deadline, errors. Every answer
 through the driver: test_receive.py and test_routes.py; through a real
 server: test_hooks_process.py.
 """
@@ -12,10 +12,9 @@ import threading
 
 import pytest
 
+from edge.bodies import BodyIncomplete, BodyTimedOut, BodyTooLarge, bounded, read_messages
 from hooks import intake
 from hooks.asgi import _headers
-from hooks.bodies import bounded, read_messages
-from hooks.exceptions import BodyIncomplete, BodyTimedOut, BodyTooLarge
 
 
 def scope(path="/automation-k", *, method="POST", headers=(), query=b"", root_path=""):

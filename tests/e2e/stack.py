@@ -81,9 +81,17 @@ class Stack:
                 command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
 
-    def start_web(self, *, hooks_process: bool = False) -> None:
-        """The web and hooks processes as the Procfile runs them, or the hooks process alone serving every host."""
-        if hooks_process:
+    def start_web(self, *, hooks_process: bool = False, web_only: bool = False) -> None:
+        """The web and hooks processes as the Procfile runs them, or the hooks process alone serving every host.
+
+        web_only: a web process alone serving every host, for tests of what it does with bodies (web services);
+        it answers webhooks 421.
+        """
+        if web_only:
+            self.hooks, self.hooks_port = self.base, self.port
+            self.env["HOOKS_URL"] = self.hooks
+            self._gunicorn("web", "config.wsgi", self.port, "--threads", "8")
+        elif hooks_process:
             self.hooks, self.hooks_port = self.base, self.port
             self.env["HOOKS_URL"] = self.hooks
             self._gunicorn("web", "config.asgi:application", self.port, *HOOKS_WORKER)

@@ -1,4 +1,4 @@
-"""Bodies behind their deadline and declared length (hooks/bodies.py), on real sockets, in-process.
+"""Bodies behind their deadline and declared length (edge/bodies.py), on real sockets, in-process.
 
 Through real gunicorn processes: test_bodies_on_servers.py.
 """
@@ -12,8 +12,7 @@ import a2wsgi.wsgi
 import pytest
 from gunicorn.http.errors import InvalidChunkSize
 
-from hooks.bodies import BoundedInput, bound, watchdog
-from hooks.exceptions import BodyIncomplete, BodyTimedOut
+from edge.bodies import BodyIncomplete, BodyTimedOut, BoundedInput, bound, watchdog
 
 
 @pytest.fixture

@@ -27,18 +27,56 @@ import threading
 import time
 
 from django.conf import settings
+from django.core.exceptions import BadRequest
 from gunicorn.http.errors import ParseException
-
-from hooks import answers
-from hooks.exceptions import BodyError, BodyIncomplete, BodyTimedOut, BodyTooLarge
 
 # The watchdog sleeps at most this long when it watches nothing; a deadline earlier than its wake-up wakes it.
 _IDLE_SECONDS = 10.0
 CHUNK = 64 * 1024
 
 
+# Body errors derive from Django's BadRequest so that one raised from a request's input stream inside Django's
+# own handling (a form, the admin, OAuth) is a 400, as Django answers any bad request, rather than a 500.
+class BodyError(BadRequest):
+    """The request body cannot be used; nothing is stored and nothing runs."""
+
+    status_code = 400
+    detail = "request body unusable"  # a web service's answer (docs/webhooks.md); webhooks answer with no body
+
+    def __init__(self, *args):
+        super().__init__(*(args or (self.detail,)))
+
+
+class BodyTooLarge(BodyError):
+    """The body is over HOOK_MAX_BODY_BYTES (413)."""
+
+    status_code = 413
+    detail = "request body too large"
+
+
+class BodyIncomplete(BodyError):
+    """The body ended before its declared length, or its chunked framing is broken: the client is gone or wrong."""
+
+    status_code = 400
+    detail = "request body incomplete"
+
+
+class BodyTimedOut(BodyError):
+    """The body did not arrive within REQUEST_BODY_TIMEOUT_SECONDS of the request's start (408)."""
+
+    status_code = 408
+    detail = "request body too slow"
+
+
+def declared(content_length: str | None, transfer_encoding: str | None) -> int | None:
+    """The body's declared length: None for a chunked body, 0 for none (or a Content-Length that is no number)."""
+    if transfer_encoding and "chunked" in transfer_encoding.lower():
+        return None
+    return int(content_length) if content_length and content_length.isdigit() else 0
+
+
 def declared_length(environ: dict) -> int | None:
-    return answers.declared_length(environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING"))
+    return declared(environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING"))
 
 
 def read(environ: dict, limit: int) -> bytes:
