@@ -87,7 +87,6 @@ def main() -> None:
     cases = {
         "(a) empty view /healthz": (f"{base}/healthz", None, None),
         "(b) naive durable view": (f"{base}/naive-{key}", "post.lua", None),
-        "Flowgate /automation-{key}, web process": (f"{base}/automation-{key}", "post.lua", None),
         "Flowgate /automation-{key}, hooks process": (f"{hooks_base}/automation-{key}", "post.lua", host),
         # (a) and (b) as the hooks process serves them: Django in its thread pool, behind the event loop.
         "(a) empty view, hooks process": (f"{hooks_base}/healthz", None, host),

@@ -1,4 +1,4 @@
-"""System checks of settings that start-up accepts but that would hurt a deployment (flowgate.W001-W003, E001-E002)."""
+"""System checks of settings that start-up accepts but that would hurt a deployment (flowgate.W001-W005, E001-E002)."""
 
 from urllib.parse import urlsplit
 
@@ -125,5 +125,58 @@ def check_allowed_hosts(app_configs=None, **kwargs) -> list[checks.CheckMessage]
             "page (404 on every path), but list the service's own host names instead (the default when "
             "ALLOWED_HOSTS is unset); white-label domains need no entry.",
             id="flowgate.W003",
+        )
+    ]
+
+
+SHARED_HOOKS_HOST = (
+    "HOOKS_URL names the same host as BASE_URL or MCP_URL (its default): webhooks are answered by the hooks "
+    "process alone (config.asgi), and a web process (config.wsgi) sent one answers 503 and stores nothing."
+)
+
+
+def hooks_host_shared() -> bool:
+    from config.hosts import role_hosts
+
+    return any("hooks" in roles and len(roles) > 1 for roles in role_hosts().values())
+
+
+def check_hooks_host(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """W004: HOOKS_URL shares its host with BASE_URL or MCP_URL, so a web process may be sent webhooks.
+
+    A warning, not an error: one hooks process serving every host is a
+    setup of its own, and a load balancer may send the webhook paths of a
+    shared host to the hooks processes.
+    """
+    if not hooks_host_shared():
+        return []
+    return [
+        checks.Warning(
+            SHARED_HOOKS_HOST,
+            hint="Serve that host with the hooks process alone (gunicorn config.asgi, the Procfile's hooks line), "
+            "or send its /automation-, /webhook/ and /webservice- paths to the hooks processes, "
+            "or give HOOKS_URL a host of its own (README, Running in production).",
+            id="flowgate.W004",
+        )
+    ]
+
+
+def check_security_headers(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """W005: edge.headers.SecurityHeadersMiddleware is not right after Django's SecurityMiddleware.
+
+    It stands in for XFrameOptionsMiddleware (whose absence security.W002,
+    silenced, would report) and sets the headers SecurityMiddleware would,
+    the same ones webhook answers carry (edge/headers.py).
+    """
+    middleware = list(settings.MIDDLEWARE)
+    ours, django = "edge.headers.SecurityHeadersMiddleware", "django.middleware.security.SecurityMiddleware"
+    if ours in middleware and django in middleware and middleware.index(ours) == middleware.index(django) + 1:
+        return []
+    return [
+        checks.Warning(
+            f"{ours} is not right after {django} in MIDDLEWARE: Django's answers may lack X-Frame-Options, or carry "
+            "other security headers than webhook answers.",
+            hint=f"List {ours} right after {django}.",
+            id="flowgate.W005",
         )
     ]

@@ -3,7 +3,7 @@
 Every HTML page (a text/html response with a body) gets a policy allowing scripts, styles, images,
 fonts and connections from this site only, no inline script, no plugins,
 forms posting only here, no <base>, and no framing (frame-ancestors 'none'),
-beside Django's `X-Frame-Options: DENY`. A response that already carries a
+beside `X-Frame-Options: DENY` (edge/headers.py). A response that already carries a
 Content-Security-Policy keeps it (admin's pages, a view that writes its own).
 
 A page meant to be framed (the chat widget's frame) is decorated with
@@ -82,7 +82,7 @@ def framed_by(origins_for: Callable[[HttpRequest], Iterable[str]]):
             origins = list(origins_for(request))
             if origins:
                 response.csp_frame_ancestors = origins
-                response.xframe_options_exempt = True  # read by Django's XFrameOptionsMiddleware
+                response.xframe_options_exempt = True  # read by edge.headers.SecurityHeadersMiddleware
             return response
 
         return framed_view

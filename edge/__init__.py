@@ -1,5 +1,9 @@
-"""The request edge: what every answer and every request meets whichever process serves it, before any app's view.
+"""The request edge: what every request and answer meets whichever process serves it, before and around a view.
 
-Its modules hold no app's rules: the headers every answer carries
-(headers.py). hooks/, catalog/ and config/ build on it; it imports none of them.
+The security headers of every answer (headers.py), request bodies within
+their deadline and limit (bodies.py), the one parser of JSON bodies
+(json_bodies.py), who a request comes from (clients.py), and the policy
+table of the low-rate limits (limits.py). config/ and the apps build on it;
+it imports none of them (json_bodies.py reads JSON as automations/jsonsafe.py,
+a module of plain functions, does).
 """

@@ -40,19 +40,19 @@ class HooksApplication:
         if scope["type"] != "http" or not scope["path"].startswith(PREFIXES) or scope.get("root_path"):
             return await self.fallback(scope, receive, send)
         headers = _headers(scope)
-        if (secure := routes.answered_here(scope, headers)) is None:
+        try:
+            secure = routes.answered_here(scope, headers)
+        except Exception:  # settings Django could not read either (a malformed SECURE_PROXY_SSL_HEADER, say)
+            logger.exception("Internal Server Error: %s", scope["path"], extra={"status_code": 500})
+            return await _respond(send, answers.FAILED, secure=False)
+        if secure is None:
             return await self.fallback(scope, receive, send)
         try:
             reply = await self.answer(scope, headers, receive)
         except Exception:
             logger.exception("Internal Server Error: %s", scope["path"], extra={"status_code": 500})
             reply = answers.FAILED
-        sent = [*_encoded(security_headers(secure)), *_encoded(reply.headers)]
-        sent.append((b"content-length", str(len(reply.body)).encode()))
-        if reply.content_type:
-            sent.append((b"content-type", reply.content_type.encode()))
-        await send({"type": "http.response.start", "status": reply.status, "headers": sent})
-        await send({"type": "http.response.body", "body": reply.body})
+        await _respond(send, reply, secure=secure)
 
     async def answer(self, scope: dict, headers: dict, receive) -> answers.Reply:
         """The rules of hooks/answers.py, without blocking the loop."""
@@ -104,8 +104,17 @@ def _as_a_request(function, *args):
         close_old_connections()
 
 
+async def _respond(send, reply: answers.Reply, *, secure: bool) -> None:
+    sent = [*_encoded(security_headers(secure)), *_encoded(reply.headers)]
+    sent.append((b"content-length", str(len(reply.body)).encode()))
+    if reply.content_type:
+        sent.append((b"content-type", reply.content_type.encode()))
+    await send({"type": "http.response.start", "status": reply.status, "headers": sent})
+    await send({"type": "http.response.body", "body": reply.body})
+
+
 def _encoded(headers) -> list[tuple[bytes, bytes]]:
-    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+    return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers]  # ASGI: lower-case
 
 
 def _headers(scope: dict) -> dict[str, str]:

@@ -4,7 +4,9 @@ route them to a webhook: another host, a host not allowed, a redirect (docs/webh
 Django's own view of webhooks is gone: a webhook is answered by one driver,
 hooks/asgi.py. These are the checks Django's middleware makes before it picks
 a URLconf (ALLOWED_HOSTS, SECURE_SSL_REDIRECT, PREPEND_WWW, the host's
-role), made once per route and remembered.
+role), made once per route (scheme, server, the headers Django reads a host
+and scheme from) and remembered; SECURE_REDIRECT_EXEMPT's patterns match the
+path, so they are matched for each request.
 """
 
 import re
@@ -17,16 +19,20 @@ from django.http import HttpRequest
 from config import hosts, process_cache
 
 _decided = process_cache.named("hooks.webhook_routes", max_size=256)
+_REDIRECTED_UNLESS_EXEMPT = "redirected unless exempt"
 setting_changed.connect(lambda **kwargs: _decided.clear(), weak=False, dispatch_uid="hooks.routes")
 
 
 def answered_here(scope: dict, headers: dict) -> bool | None:
     """None when Django answers this webhook path (see the module); otherwise whether the request came over https."""
-    route = (scope.get("scheme", "http"), tuple(scope.get("server") or ()), scope["path"].startswith("/webhook/"))
+    route = (scope.get("scheme", "http"), tuple(scope.get("server") or ()))
     route += tuple(headers.get(name) for name in _host_headers())
     if (decided := _decided.get(route, _decided)) is _decided:
         decided = _decide(scope, headers)
         _decided.set(route, decided)
+    if decided is _REDIRECTED_UNLESS_EXEMPT:  # the exemptions match the path, which differs by key
+        path = scope["path"].lstrip("/")
+        return False if any(re.search(pattern, path) for pattern in settings.SECURE_REDIRECT_EXEMPT) else None
     return decided
 
 
@@ -45,7 +51,7 @@ class _Request(HttpRequest):
         return self._scheme
 
 
-def _decide(scope: dict, headers: dict) -> bool | None:
+def _decide(scope: dict, headers: dict) -> bool | str | None:
     request = _Request(scope, headers)
     try:
         host = request.get_host()
@@ -53,12 +59,11 @@ def _decide(scope: dict, headers: dict) -> bool | None:
         return None
     if "hooks" not in hosts.role_hosts().get(hosts.normalize_host(host), ()):
         return None  # Django routes it by its host: another role's URLconf, or a white-label domain's
-    secure = request.is_secure()
-    exempt = any(re.search(pattern, request.path.lstrip("/")) for pattern in settings.SECURE_REDIRECT_EXEMPT)
-    if settings.SECURE_SSL_REDIRECT and not secure and not exempt:
-        return None  # SecurityMiddleware's redirect to https
     if settings.PREPEND_WWW and not host.startswith("www."):
         return None  # CommonMiddleware's redirect to www.
+    secure = request.is_secure()
+    if settings.SECURE_SSL_REDIRECT and not secure:
+        return _REDIRECTED_UNLESS_EXEMPT  # SecurityMiddleware's redirect to https
     return secure
 
 

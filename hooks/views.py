@@ -1,7 +1,7 @@
 """Web service URLs through Django (SPEC 7.3): parse, ask hooks/webservice.py, respond.
 
 Webhook URLs are answered by the hooks process's handler alone
-(hooks/asgi.py); one that reaches Django gets webhook_elsewhere's 421.
+(hooks/asgi.py); one that reaches Django gets webhook_elsewhere's 503.
 """
 
 import logging
@@ -16,7 +16,7 @@ from hooks.exceptions import WebServiceError, WebServiceInMaintenance
 from hooks.incoming import read_body, with_body
 
 logger = logging.getLogger(__name__)
-MISDIRECTED = b"421 Misdirected Request: webhook URLs are answered by the hooks process, not this one.\n"
+ELSEWHERE = b"webhook URLs are answered by the hooks process, not this one; try again later\n"
 
 
 @csrf_exempt
@@ -25,12 +25,17 @@ def webhook_elsewhere(request: HttpRequest, key: str = "") -> HttpResponse:
     """A webhook that reached Django: its host is served by a process that does not answer webhooks.
 
     Webhooks are answered by the hooks process alone (config.asgi): a WSGI
-    web process serving HOOKS_URL's host is a deployment mistake, and saying
-    421 Misdirected Request (RFC 9110 15.5.20) lets the sender retry
-    elsewhere or later, where a 404 would tell it the key is wrong.
+    web process serving HOOKS_URL's host is a deployment mistake (check
+    flowgate.W004 warns of it). Nothing is stored. 503 with Retry-After, not
+    421 Misdirected Request, whose meaning is closer: many senders give up
+    on any 4xx, and retry a 5xx until the mistake is mended; a 404 would
+    tell them the key is wrong.
     """
-    logger.warning("A webhook reached a process that does not answer webhooks: %s", request.path)
-    return HttpResponse(MISDIRECTED, status=421, content_type="text/plain")
+    path = request.path.encode("unicode_escape").decode("ascii")  # as Django logs paths: no line breaks
+    logger.warning("A webhook reached a process that does not answer webhooks: %s", path)
+    response = HttpResponse(ELSEWHERE, status=503, content_type="text/plain")
+    response["Retry-After"] = "60"
+    return response
 
 
 @reads_chunked_bodies

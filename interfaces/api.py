@@ -7,18 +7,16 @@ shape, {"error": "..."}.
 """
 
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException, ParseError
-from rest_framework.parsers import BaseParser
+from rest_framework.exceptions import APIException
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from automations import jsonsafe
 from edge import limits
+from edge.json_bodies import JSONBodyParser
 from interfaces import approvals
 from interfaces.approval_views import OUTCOME_STATUS, client_ip
 from interfaces.approvals import ApprovalItem, Outcome
-from interfaces.json_bodies import read_within
 from interfaces.typed_text import has_control_characters
 
 OUTCOME_ERRORS = {
@@ -32,24 +30,11 @@ OUTCOME_ERRORS = {
 MAX_BODY_BYTES = 64 * 1024
 
 
-class StrictJSONParser(BaseParser):
-    """JSON as automations/jsonsafe.py parses it: NaN, Infinity and nesting too deep to walk are refused (400)."""
+class DecisionParser(JSONBodyParser):
+    """A decision's JSON body: a few hundred bytes, refused past MAX_BODY_BYTES."""
 
-    media_type = "application/json"
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        raw = read_within(stream, parser_context, MAX_BODY_BYTES)  # a decision is a few hundred bytes
-        if raw is None:
-            raise PayloadTooLarge()
-        try:
-            return jsonsafe.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            raise ParseError("the body is not JSON") from None
-
-
-class PayloadTooLarge(APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "the body is too large"
+    def max_bytes(self) -> int:
+        return MAX_BODY_BYTES
 
 
 class DecisionSerializer(serializers.Serializer):
@@ -76,7 +61,7 @@ class ModerationAPI(APIView):
 
     authentication_classes: list = []
     permission_classes: list = []
-    parser_classes = [StrictJSONParser]
+    parser_classes = [DecisionParser]
     renderer_classes = [JSONRenderer]
 
     def get_exception_handler(self):

@@ -1,7 +1,6 @@
 """The chat widget's views: its page (the frame), the embed script, and the JSON endpoint of its messages."""
 
 import hashlib
-import json
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
@@ -9,7 +8,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
-from rest_framework import exceptions, parsers, serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,14 +16,9 @@ from rest_framework.views import APIView
 from config import api_errors
 from config.page_headers import framed_by
 from edge import limits
+from edge.json_bodies import JSONBodyParser
 from interfaces import chat, chat_tokens
-from interfaces.json_bodies import read_within
 from interfaces.typed_text import has_control_characters
-
-
-class PayloadTooLarge(exceptions.APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "the message body is too large"
 
 
 class TooManyMessages(exceptions.APIException):
@@ -41,19 +35,11 @@ class ChatUnavailable(exceptions.APIException):
     default_detail = "this chat is not available right now"
 
 
-class BoundedJSONParser(parsers.BaseParser):
-    """JSON in UTF-8, at most CHAT_MAX_BODY_BYTES, read no further than that; whatever it is sent, a 400 or 413."""
+class MessageParser(JSONBodyParser):
+    """A chat message's JSON body, at most CHAT_MAX_BODY_BYTES, read no further than that."""
 
-    media_type = "application/json"
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        raw = read_within(stream, parser_context, settings.CHAT_MAX_BODY_BYTES)
-        if raw is None:
-            raise PayloadTooLarge()
-        try:
-            return json.loads(raw.decode("utf-8-sig"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise exceptions.ParseError("the body is not JSON in UTF-8") from None
+    def max_bytes(self) -> int:
+        return settings.CHAT_MAX_BODY_BYTES
 
 
 class TextField(serializers.CharField):
@@ -166,7 +152,7 @@ class MessagesView(APIView):
 
     authentication_classes: list = []
     permission_classes: list = []
-    parser_classes = [BoundedJSONParser]
+    parser_classes = [MessageParser]
     renderer_classes = [JSONRenderer]
 
     def get_exception_handler(self):

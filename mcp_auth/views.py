@@ -18,7 +18,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST, require_safe
 from oauth2_provider import views as toolkit
 
-from edge import limits
+from edge import json_bodies, limits
 from edge.clients import client_address
 from mcp_auth import metadata, registration
 from mcp_auth.cors import open_to_any_origin
@@ -47,10 +47,6 @@ class BadDocument(ValueError):
     pass
 
 
-def _refuse_constant(name: str):
-    raise BadDocument(f"{name} is not JSON")
-
-
 def _depth(value, level: int = 0) -> int:
     if level > MAX_JSON_DEPTH:
         raise BadDocument("the document is nested too deeply")
@@ -67,11 +63,9 @@ def read_document(request: HttpRequest) -> dict:
     if len(raw) > MAX_REGISTRATION_BYTES:
         raise BadDocument(f"the document is larger than {MAX_REGISTRATION_BYTES} bytes")
     try:
-        document = json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, RecursionError):
-        raise BadDocument("the body is not JSON in UTF-8") from None
-    except ValueError as error:
-        raise BadDocument(str(error) if isinstance(error, BadDocument) else "the body is not JSON") from None
+        document = json_bodies.parse(raw)
+    except json_bodies.NotJSON as error:
+        raise BadDocument(str(error)) from None
     if not isinstance(document, dict):
         raise BadDocument("the body must be a JSON object of client metadata (RFC 7591)")
     _depth(document)

@@ -10,8 +10,10 @@ from django.core import checks
 
 from config.checks import (
     check_allowed_hosts,
+    check_hooks_host,
     check_pgbouncer,
     check_public_urls,
+    check_security_headers,
     check_url_key_secret,
     check_visibility_timeout,
 )
@@ -24,8 +26,31 @@ def flowgate_ids() -> list[str]:
     return sorted(message.id for message in checks.run_checks(tags=["flowgate"]))
 
 
+@pytest.fixture(autouse=True)
+def hooks_host_of_its_own(settings):
+    """The tests serve every host from one, as one hooks process would (check W004); a deployment gives HOOKS_URL
+    a host of its own."""
+    settings.HOOKS_URL = "http://hooks.testserver"
+
+
 def test_the_test_settings_pass_every_check():
     assert flowgate_ids() == []
+
+
+def test_a_hooks_url_sharing_a_host_with_a_page_host_is_a_warning(settings):
+    settings.HOOKS_URL = settings.BASE_URL
+    assert [warning.id for warning in check_hooks_host()] == ["flowgate.W004"]
+    settings.HOOKS_URL = "http://hooks.testserver"
+    assert check_hooks_host() == []
+
+
+def test_the_security_headers_middleware_out_of_its_place_is_a_warning(settings):
+    assert check_security_headers() == []
+    ours = "edge.headers.SecurityHeadersMiddleware"
+    settings.MIDDLEWARE = [name for name in settings.MIDDLEWARE if name != ours] + [ours]
+    assert [warning.id for warning in check_security_headers()] == ["flowgate.W005"]
+    settings.MIDDLEWARE = [name for name in settings.MIDDLEWARE if name != ours]
+    assert [warning.id for warning in check_security_headers()] == ["flowgate.W005"]
 
 
 def test_a_url_key_secret_left_to_its_default_is_a_warning(settings):

@@ -265,8 +265,13 @@ def test_a_remembered_key_of_a_deleted_automation_gets_404_before_a_large_body_i
     assert (response.status_code, response.content) == (404, b"")
 
 
-def test_that_404_costs_one_lookup_as_any_miss_does(hooks_client, automation):
-    """The fresh lookup a large body waits for, counted in this thread (the hooks process asks a thread of its own)."""
+@pytest.mark.parametrize(
+    "framing",
+    [{"CONTENT_LENGTH": "26000000"}, {"HTTP_TRANSFER_ENCODING": "chunked"}],
+    ids=["declared 26 MB", "chunked"],
+)
+def test_that_404_costs_one_lookup_as_any_miss_does(hooks_client, automation, framing, monkeypatch):
+    """One fresh lookup in the driver, and that lookup is one query (counted here: the driver asks a thread)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -275,9 +280,13 @@ def test_that_404_costs_one_lookup_as_any_miss_does(hooks_client, automation):
     path = hook_path(automation)
     assert hooks_client.post(path, data=b"1", content_type="text/plain").status_code == 200  # now remembered
     automation_services.delete_automation(automation=automation)
+    asked, lookup = [], selectors.automation_id_for_hook_key
+    monkeypatch.setattr(selectors, "automation_id_for_hook_key", lambda *args: asked.append(args) or lookup(*args))
+    response = hooks_client.post(path, content_type="application/json", **framing, **{"wsgi.input": Unread()})
+    assert (response.status_code, [fresh for _key, fresh in asked]) == (404, [True])
     with CaptureQueriesContext(connection) as queries:
-        found = selectors.automation_id_for_hook_key(path.rpartition("automation-")[2], fresh=True)
-    assert (found, len(queries)) == (None, 1)
+        assert lookup(*asked[0]) is None
+    assert len(queries) == 1
 
 
 def test_a_remembered_key_still_takes_a_large_body(client, automation):

@@ -84,12 +84,74 @@ def test_a_webhook_in_maintenance_is_answered_on_the_loop_with_the_security_head
     assert handed_to_django == []
 
 
-def test_a_webhook_that_reaches_django_is_misdirected_not_lost_nor_a_miss(web_client, path, caplog):
-    answer = web_client.post(path, data=b'{"n": 1}', content_type="application/json")
-    assert answer.status_code == 421
+def test_a_webhook_that_reaches_django_is_unavailable_there_not_a_miss(web_client, path, caplog):
+    from config.logs import RedactKeys
+
+    answer = web_client.post(path + "%0Aforged", data=b'{"n": 1}', content_type="application/json")
+    assert (answer.status_code, answer["Retry-After"]) == (503, "60")  # a sender retries a 5xx, not a 404
     assert not Delivery.objects.exists()
-    warned = [record for record in caplog.records if record.name == "hooks.views"]
-    assert [record.levelname for record in warned] == ["WARNING"]  # its path is redacted by the handlers' filter
+    [warned] = [record for record in caplog.records if record.name == "hooks.views"]
+    RedactKeys().filter(warned)  # as every handler's filter does
+    logged = warned.getMessage()
+    assert "/automation-{key}" in logged and path.rpartition("-")[2] not in logged
+    assert "\n" not in logged  # the forged line break is escaped, as Django logs paths
+
+
+def test_a_chunked_webhook_that_reaches_django_is_unavailable_there_not_a_411(web_client, path):
+    answer = web_client.post(path, data=b"{}", content_type="application/json", HTTP_TRANSFER_ENCODING="chunked")
+    assert answer.status_code == 503
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"SECURE_HSTS_SECONDS": 60, "SECURE_HSTS_INCLUDE_SUBDOMAINS": True, "SECURE_HSTS_PRELOAD": True},
+        {"SECURE_REFERRER_POLICY": "no-referrer, strict-origin"},
+        {"SECURE_REFERRER_POLICY": ("no-referrer", "origin")},
+        {"SECURE_CROSS_ORIGIN_OPENER_POLICY": None, "SECURE_CONTENT_TYPE_NOSNIFF": False},
+        {"X_FRAME_OPTIONS": "sameorigin"},
+    ],
+)
+def test_the_one_place_sets_what_djangos_own_middleware_would(overrides, settings, rf):
+    """edge/headers.py stands in for Django's middleware: held to what Django's own would add, to any answer."""
+    from django.http import HttpResponse
+    from django.middleware.clickjacking import XFrameOptionsMiddleware
+    from django.middleware.security import SecurityMiddleware
+
+    from edge.headers import security_headers
+
+    for name, value in overrides.items():
+        setattr(settings, name, value)
+    for secure in (False, True):
+        request = rf.get("/", secure=secure)
+        response = HttpResponse()
+        del response["Content-Type"]
+        for middleware in (XFrameOptionsMiddleware, SecurityMiddleware):
+            response = middleware(lambda request: None).process_response(request, response)
+        assert dict(security_headers(secure)) == dict(response.items())
+
+
+def test_a_path_exempt_from_the_https_redirect_is_answered_on_the_loop_whatever_the_key_before_it(
+    hooks_client, make_automation, settings, handed_to_django, middleware_with
+):
+    exempt, redirected = (
+        urlsplit(automation_services.hook_url(make_automation([], name=name))).path for name in ("exempt", "other")
+    )
+    with middleware_with(SECURE_SSL_REDIRECT=True, SECURE_REDIRECT_EXEMPT=[exempt.lstrip("/") + "$"]):
+        assert hooks_client.post(redirected, data=b"1", content_type="text/plain").status_code == 301
+        assert hooks_client.post(exempt, data=b"1", content_type="text/plain").status_code == 200
+        assert hooks_client.post(redirected, data=b"1", content_type="text/plain").status_code == 301
+    assert handed_to_django == [redirected, redirected]
+
+
+def test_https_told_by_a_trusted_proxy_turns_hsts_on_for_its_route_alone(hooks_client, path, settings):
+    settings.SECURE_HSTS_SECONDS = 60
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    told = hooks_client.post(path, data=b"1", content_type="text/plain", HTTP_X_FORWARDED_PROTO="https")
+    plain = hooks_client.post(path, data=b"2", content_type="text/plain")
+    assert (told.status_code, plain.status_code) == (200, 200)
+    assert told["Strict-Transport-Security"] == "max-age=60" and "Strict-Transport-Security" not in plain
 
 
 @pytest.fixture

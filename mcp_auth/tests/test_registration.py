@@ -105,7 +105,7 @@ def test_an_app_callback_staff_list_becomes_registrable(client):
     [
         (b"not json", 400, "not JSON"),
         (b"[1, 2]", 400, "JSON object"),
-        (b'{"redirect_uris": ["https://a.example/cb"], "x": NaN}', 400, "NaN is not JSON"),
+        (b'{"redirect_uris": ["https://a.example/cb"], "x": NaN}', 400, "NaN is not a JSON number"),
         (b"\xff\xfe{}", 400, "UTF-8"),
         (b'{"a":' * 50 + b"1" + b"}" * 50, 400, "nested too deeply"),
         (b'{"a":' * 100000 + b"1" + b"}" * 100000, 413, "larger than"),

@@ -87,6 +87,7 @@ class Stack:
         web_only: a web process alone serving every host, for tests of what it does with bodies (web services);
         it answers webhooks 421.
         """
+        assert not (web_only and hooks_process), "one setup at a time"
         if web_only:
             self.hooks, self.hooks_port = self.base, self.port
             self.env["HOOKS_URL"] = self.hooks
