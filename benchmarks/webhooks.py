@@ -5,9 +5,9 @@ Same gunicorn (as the Procfile: 2 processes of 8 threads; BENCH_WORKERS and
 BENCH_THREADS change it), PostgreSQL and Redis for all:
 (a) /healthz; (b) /naive-{key}: one indexed SELECT, one INSERT with its own
 commit, one Celery .delay per request (benchmarks/baselines_wsgi.py); and the
-real /automation-{key}, both from the web process (gthread) and from the
-hooks process (config/asgi.py: the same 2 processes on gunicorn's asyncio
-worker, its thread pool of the same size for other paths). (a) and (b) are
+real /automation-{key} from the hooks process, its one driver (config/asgi.py:
+the same 2 processes on gunicorn's asyncio worker, its thread pool of the
+same size for other paths). (a) and (b) are
 also measured through the hooks process, so that its webhooks can be
 compared with the same server configuration too. At 4 and 32 connections,
 rounds interleaved, the median of the rounds reported with each round's
@@ -19,7 +19,7 @@ delivery rows = runs.
 Last, the round trip of a three-step web service beside the empty view's,
 one request at a time.
 
---quick measures only (a) and Flowgate's two processes, with no round trips,
+--quick measures only (a) and Flowgate's webhooks, with no round trips,
 and instead of draining checks that every 200 counted has its delivery row
 (what the intake promises). --port, --database and --redis-db let two trees
 be measured alternately on one machine without sharing anything.

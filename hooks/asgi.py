@@ -5,10 +5,12 @@ docs/webhooks.md, "The hooks process: webhooks on an event loop".
 
 import asyncio
 import contextlib
+import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.db import close_old_connections
 
 from edge import bodies
@@ -105,12 +107,20 @@ def _as_a_request(function, *args):
 
 
 async def _respond(send, reply: answers.Reply, *, secure: bool) -> None:
-    sent = [*_encoded(security_headers(secure)), *_encoded(reply.headers)]
+    sent = [*_security_headers(secure), *_encoded(reply.headers)]
     sent.append((b"content-length", str(len(reply.body)).encode()))
     if reply.content_type:
         sent.append((b"content-type", reply.content_type.encode()))
     await send({"type": "http.response.start", "status": reply.status, "headers": sent})
     await send({"type": "http.response.body", "body": reply.body})
+
+
+@functools.cache
+def _security_headers(secure: bool) -> tuple[tuple[bytes, bytes], ...]:
+    return tuple(_encoded(security_headers(secure)))
+
+
+setting_changed.connect(lambda **kwargs: _security_headers.cache_clear(), weak=False, dispatch_uid="hooks.asgi")
 
 
 def _encoded(headers) -> list[tuple[bytes, bytes]]:
