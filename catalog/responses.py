@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import get_conditional_response, patch_vary_headers
 
 from catalog.serving import Document, Logo
+from edge.errors import error_json
 
 FEED_CACHE = "public, max-age=300, stale-while-revalidate=3600"
 LOGO_CACHE = "public, max-age=86400, immutable"
@@ -96,7 +97,7 @@ def rate_limit_exceeded(retry_after: int) -> HttpResponse:
 
 
 def feed_unavailable(retry_after: int) -> HttpResponse:
-    response = JsonResponse({"error": "the catalog feed is temporarily unavailable"}, status=503)
+    response = error_json(503, "the catalog feed is temporarily unavailable")
     response["Retry-After"] = str(retry_after)
     response["Cache-Control"] = "no-store"
     return response

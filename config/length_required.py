@@ -11,6 +11,7 @@ no body at all (the feed's) say so with reads_no_body.
 from django.http import HttpResponse, JsonResponse
 
 from edge import bodies
+from edge.errors import error_json
 
 
 def reads_chunked_bodies(view):
@@ -44,5 +45,5 @@ def refusal(request) -> HttpResponse:
     if request.path.startswith("/oauth/"):
         return JsonResponse({"error": "invalid_request", "error_description": MESSAGE}, status=411)
     if request.content_type == "application/json":
-        return JsonResponse({"error": MESSAGE}, status=411)
+        return error_json(411, MESSAGE)
     return HttpResponse(f"{MESSAGE}\n", status=411, content_type="text/plain; charset=utf-8")

@@ -97,6 +97,9 @@ MIDDLEWARE = [
     "config.page_headers.ContentSecurityPolicyMiddleware",
 ]
 
+# The JSON endpoints' errors in one shape (edge/errors.py).
+REST_FRAMEWORK = {"EXCEPTION_HANDLER": "edge.errors.exception_handler"}
+
 ROOT_URLCONF = "config.urls.combined"
 # Public API paths have no trailing slash; redirecting them would hide typos.
 APPEND_SLASH = False

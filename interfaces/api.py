@@ -6,13 +6,14 @@ a page of another site cannot read the key it would need. Errors have one
 shape, {"error": "..."}.
 """
 
-from rest_framework import serializers, status
-from rest_framework.exceptions import APIException
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from edge import limits
+from edge.errors import TooManyRequests
 from edge.json_bodies import JSONBodyParser
 from interfaces import approvals
 from interfaces.approval_views import OUTCOME_STATUS, client_ip
@@ -48,14 +49,6 @@ class DecisionSerializer(serializers.Serializer):
         return value
 
 
-def _one_shape(exc, context):
-    """DRF's errors (a body that is not JSON, a method not allowed) as {"error": "..."}."""
-    if isinstance(exc, APIException):
-        detail = exc.detail if isinstance(exc.detail, str) else "invalid request"
-        return Response({"error": str(detail)}, status=exc.status_code)
-    return None
-
-
 class ModerationAPI(APIView):
     """GET: the queue's pending items. POST {"item", "decision": "approved"|"rejected", "comment"}: decide one."""
 
@@ -64,34 +57,25 @@ class ModerationAPI(APIView):
     parser_classes = [DecisionParser]
     renderer_classes = [JSONRenderer]
 
-    def get_exception_handler(self):
-        return _one_shape
-
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        self.headers = {"Cache-Control": "no-store"}
+        self.headers = {**self.headers, "Cache-Control": "no-store"}  # DRF's Allow and Vary kept
 
     def _queue(self, request):
         if wait := limits.retry_after(request, "approvals"):
-            response = Response({"error": "rate limit exceeded"}, status=status.HTTP_429_TOO_MANY_REQUESTS)
-            response["Retry-After"] = str(wait)
-            return None, response
+            raise TooManyRequests(wait)
         queue = approvals.queue_for_key(request.query_params.get("queue", ""))
         if queue is None:
-            return None, Response({"error": "not found"}, status=status.HTTP_404_NOT_FOUND)
-        return queue, None
+            raise NotFound("not found")
+        return queue
 
     def get(self, request):
-        queue, refused = self._queue(request)
-        if refused:
-            return refused
+        queue = self._queue(request)
         pending, _ = approvals.items_of(queue)
         return Response({"pending": [item.as_json() for item in pending]})
 
     def post(self, request):
-        queue, refused = self._queue(request)
-        if refused:
-            return refused
+        queue = self._queue(request)
         serializer = DecisionSerializer(data=request.data)
         if not serializer.is_valid():
             return Response({"error": "invalid decision", "fields": serializer.errors}, status=400)

@@ -13,21 +13,12 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config import api_errors
 from config.page_headers import framed_by
 from edge import limits
+from edge.errors import TooManyRequests
 from edge.json_bodies import JSONBodyParser
 from interfaces import chat, chat_tokens
 from interfaces.typed_text import has_control_characters
-
-
-class TooManyMessages(exceptions.APIException):
-    status_code = status.HTTP_429_TOO_MANY_REQUESTS
-    default_detail = "too many messages; try again later"
-
-    def __init__(self, wait: int):
-        super().__init__()
-        self.wait = wait  # DRF's handler sends it as Retry-After
 
 
 class ChatUnavailable(exceptions.APIException):
@@ -155,9 +146,6 @@ class MessagesView(APIView):
     parser_classes = [MessageParser]
     renderer_classes = [JSONRenderer]
 
-    def get_exception_handler(self):
-        return api_errors.exception_handler
-
     def _conversation(self, request, automation_id: int | None) -> chat_tokens.Conversation:
         if automation_id is None:
             raise Http404()
@@ -193,7 +181,7 @@ class MessagesView(APIView):
             widget=str(widget.automation.pk),
         )
         if wait is not None:
-            raise TooManyMessages(wait)
+            raise TooManyRequests(wait, "too many messages; try again later")
         try:
             sent = chat.send(widget=widget, conversation=conversation, text=message.validated_data["text"])
         except chat.ChatUnavailable:

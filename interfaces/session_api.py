@@ -7,6 +7,7 @@ as soon as the run shows a form, ends or fails. A key that follows no run
 """
 
 from django.views.decorators.cache import never_cache
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -27,5 +28,5 @@ class SessionStateAPI(APIView):
     def get(self, request, key: str):
         run = selectors.session_run(key)
         if run is None:
-            return Response({"error": "not found"}, status=404)
+            raise NotFound("not found")
         return Response({"state": selectors.session_state(run)})

@@ -118,3 +118,9 @@ def test_any_body_gets_an_answer_and_never_a_server_error(client, api_path, wait
     assert response.status_code in (200, 400, 404, 409)
     assert "error" in response.json() or response.status_code == 200
     assert Run.objects.filter(status=Run.Status.WAITING).count() == 1 or ApprovalItem.objects.get().decision
+
+
+def test_a_method_it_does_not_allow_gets_405_in_one_shape_with_allow(client, api_path):
+    response = client.put(api_path, b"{}", content_type="application/json")
+    assert response.status_code == 405 and set(response.json()) == {"error"}
+    assert "POST" in response["Allow"]  # the view once set its headers anew, dropping DRF's Allow

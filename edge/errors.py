@@ -1,13 +1,33 @@
-"""The one exception handler of the JSON endpoints (djangorestframework): every error as {"error": "..."}.
+"""Errors of the JSON endpoints in one shape, {"error": "..."}: DRF's views and plain Django views alike.
 
 DRF's own bodies vary ({"detail": ...}, a dict of field lists); the service
-answers one shape everywhere (STYLE.md 6). A validation error keeps the
-first message of the first field, prefixed by the field's name.
+answers one shape everywhere (STYLE.md 6). exception_handler is DRF's
+EXCEPTION_HANDLER (settings.REST_FRAMEWORK): a view raises, and the error
+is answered here; a validation error keeps the first message of the first
+field, prefixed by the field's name. error_json is the same body for a plain
+Django view. OAuth's endpoints keep OAuth's shape (mcp_auth/views.py).
 """
 
-from rest_framework import exceptions
+from django.http import JsonResponse
+from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class TooManyRequests(exceptions.APIException):
+    """429 with Retry-After: wait seconds."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_detail = "rate limit exceeded"
+
+    def __init__(self, wait: int, detail: str | None = None):
+        super().__init__(detail)
+        self.wait = wait  # DRF's handler sends it as Retry-After
+
+
+def error_json(status_code: int, message: str, **fields) -> JsonResponse:
+    """{"error": message, ...fields} for a plain Django view."""
+    return JsonResponse({"error": message, **fields}, status=status_code)
 
 
 def exception_handler(error, context):
