@@ -12,7 +12,8 @@ ALLOWED_HOSTS=["*"] or extra names listed there never open BASE_URL's routes
 ALLOWED_HOSTS only decides which of those get Django's 400 instead of that 404.
 
 White-label domains are added in admin while the service runs, and
-ALLOWED_HOSTS is read once at start: WhiteLabelHostMiddleware, first of all,
+ALLOWED_HOSTS is read once at start: interfaces.domains.WhiteLabelHostMiddleware,
+first of all,
 also lets an account's white-label domain through the Host check when
 ALLOWED_HOSTS refuses it, and sets request.white_label_owner_id to that
 account (None on every other Host).
@@ -23,7 +24,6 @@ import types
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http.request import split_domain_port
 from django.utils.module_loading import import_string
 
 ROLE_URLCONFS = {
@@ -82,27 +82,4 @@ class HostRoutingMiddleware:
             request.urlconf = WHITE_LABEL
         else:
             request.urlconf = urlconf_for(role_hosts().get(normalize_host(request.get_host()), ()))
-        return self.get_response(request)
-
-
-class WhiteLabelHostMiddleware:
-    """Names the account of a white-label Host, and lets that Host through Django's host check (see the module)."""
-
-    def __init__(self, get_response):
-        from interfaces import domains
-
-        self.get_response = get_response
-        self.owner_id_for_host = domains.owner_id_for_host
-
-    def __call__(self, request):
-        request.white_label_owner_id = None
-        host = request._get_raw_host()
-        normalized = normalize_host(host)
-        name, _port = split_domain_port(host)
-        if name and normalized not in role_hosts():
-            owner_id = self.owner_id_for_host(normalized)
-            if owner_id is not None:
-                request.white_label_owner_id = owner_id
-                # This request only: get_host() answers the domain even when ALLOWED_HOSTS does not list it.
-                request.get_host = lambda: host
         return self.get_response(request)

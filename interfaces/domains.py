@@ -15,8 +15,10 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
+from django.http.request import split_domain_port
 
 from config import process_cache
+from config.hosts import normalize_host, role_hosts
 
 logger = logging.getLogger(__name__)
 CACHE_SECONDS = 5
@@ -68,3 +70,23 @@ def public_base_url(owner) -> str:
 def forget() -> None:
     """Read the table again at the next request, once the current transaction (an admin save) has committed."""
     transaction.on_commit(lambda: _memory.pop("all"))
+
+
+class WhiteLabelHostMiddleware:
+    """Names the account of a white-label Host, and lets that Host through Django's host check (config/hosts.py)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        request.white_label_owner_id = None
+        host = request._get_raw_host()
+        normalized = normalize_host(host)
+        name, _port = split_domain_port(host)
+        if name and normalized not in role_hosts():
+            owner_id = owner_id_for_host(normalized)
+            if owner_id is not None:
+                request.white_label_owner_id = owner_id
+                # This request only: get_host() answers the domain even when ALLOWED_HOSTS does not list it.
+                request.get_host = lambda: host
+        return self.get_response(request)

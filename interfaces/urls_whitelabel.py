@@ -1,7 +1,7 @@
 """Routes of a white-label domain: /form/{key} and /webchat/{key} (with /webchat/embed.js) only; everything else 404.
 
 The views here serve keys of the domain's own account only
-(request.white_label_owner_id, set by config.hosts.WhiteLabelHostMiddleware);
+(request.white_label_owner_id, set by interfaces.domains.WhiteLabelHostMiddleware);
 another account's key gets the same answer as a key never issued.
 """
 

@@ -93,7 +93,7 @@ def test_urls_are_issued_on_the_accounts_domain_else_on_base_url(three_hosts, ow
 
 
 def test_the_request_names_the_account_of_its_white_label_host(rf, three_hosts, owner):
-    from config.hosts import WhiteLabelHostMiddleware
+    from interfaces.domains import WhiteLabelHostMiddleware
 
     WhiteLabelDomain.objects.create(owner=owner, domain="forms.customer.example")
     seen = {}
