@@ -14,6 +14,7 @@ restarted while deliveries arrive, and none is lost.
 import http.client
 import json
 import shutil
+import socket
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
@@ -150,18 +151,35 @@ def test_chunked_bodies_are_read_and_oversized_ones_refused(stack, make_automati
     assert LookupRow.objects.get().data == {"n": 42}
 
 
+def refused_status(port: int, head: bytes, pieces: list[bytes]) -> int:
+    """Send a request a piece at a time, as a client does that keeps sending after the server answered and closed
+    (a 413 refuses the body before its end): the status the server answered with."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        try:
+            for piece in [head, *pieces]:
+                sock.sendall(piece)
+        except OSError:  # the server answered and closed while the body was on its way
+            pass
+        answer = b""
+        try:
+            while b"\r\n" not in answer and (chunk := sock.recv(65536)):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+    return int(answer.split(b" ", 2)[1])
+
+
 def test_an_oversized_chunked_body_gets_413(tmp_path, make_automation):
     running = Stack(tmp_path, HOOK_MAX_BODY_BYTES="100000")
     running.start_web()
     try:
         automation = make_automation(RECORD)
         path = urlsplit(automation_services.hook_url(automation)).path
-        connection_ = http.client.HTTPConnection("127.0.0.1", running.hooks_port, timeout=30)
-        connection_.request("POST", path, body=iter([b"x" * 60000] * 3), encode_chunked=True)
-        assert connection_.getresponse().status == 413
-        connection_.close()
-        declared = httpx.post(running.hooks + path, content=b"x" * 100001)
-        assert declared.status_code == 413
+        head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{running.hooks_port}\r\n".encode()
+        chunked = [b"%x\r\n%s\r\n" % (60000, b"x" * 60000)] * 3 + [b"0\r\n\r\n"]
+        assert refused_status(running.hooks_port, head + b"Transfer-Encoding: chunked\r\n\r\n", chunked) == 413
+        declared = head + b"Content-Length: 100001\r\n\r\n"
+        assert refused_status(running.hooks_port, declared, [b"x" * 100001]) == 413
         assert not Delivery.objects.exists()
     finally:
         running.stop()
