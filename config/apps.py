@@ -22,3 +22,4 @@ class FlowgateConfig(AppConfig):
         checks.register(flowgate_checks.check_allowed_hosts, checks.Tags.security, "flowgate")
         checks.register(flowgate_checks.check_hooks_host, "flowgate")
         checks.register(flowgate_checks.check_security_headers, checks.Tags.security, "flowgate")
+        checks.register(flowgate_checks.check_renamed_settings, "flowgate")

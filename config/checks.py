@@ -1,4 +1,4 @@
-"""System checks of settings that start-up accepts but that would hurt a deployment (flowgate.W001-W005, E001-E002)."""
+"""System checks of settings that start-up accepts but that would hurt a deployment (flowgate.W001-W006, E001-E002)."""
 
 from urllib.parse import urlsplit
 
@@ -179,4 +179,27 @@ def check_security_headers(app_configs=None, **kwargs) -> list[checks.CheckMessa
             hint=f"List {ours} right after {django}.",
             id="flowgate.W005",
         )
+    ]
+
+
+RENAMED_SETTINGS = {"DELIVERY_LEASE_SECONDS": "RUN_LEASE_SECONDS"}
+
+
+def check_renamed_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """W006: the environment sets a variable the service no longer reads, under the name it had before.
+
+    Since a delivery is turned into its run in one transaction, only runs are
+    leased; a deployment that tuned the old name would otherwise run on the
+    new one's default without a word.
+    """
+    import os
+
+    return [
+        checks.Warning(
+            f"{old} is set but no longer read: it is now {new}.",
+            hint=f"Rename {old} to {new} in the environment.",
+            id="flowgate.W006",
+        )
+        for old, new in RENAMED_SETTINGS.items()
+        if old in os.environ
     ]

@@ -13,6 +13,7 @@ from config.checks import (
     check_hooks_host,
     check_pgbouncer,
     check_public_urls,
+    check_renamed_settings,
     check_security_headers,
     check_url_key_secret,
     check_visibility_timeout,
@@ -185,3 +186,10 @@ def test_a_malformed_pgbouncer_version_stops_start_up(tmp_path):
     result = manage_check({"PGBOUNCER_VERSION": "1.21-beta"}, tmp_path)
     assert result.returncode != 0
     assert "PGBOUNCER_VERSION must be a release number such as 1.21.0, got '1.21-beta'" in result.stderr
+
+
+def test_a_setting_under_the_name_it_had_before_is_a_warning(monkeypatch):
+    assert check_renamed_settings() == []
+    monkeypatch.setenv("DELIVERY_LEASE_SECONDS", "600")
+    [warning] = check_renamed_settings()
+    assert warning.id == "flowgate.W006" and "RUN_LEASE_SECONDS" in warning.msg
