@@ -143,7 +143,9 @@ def eager_tasks():
 @pytest.fixture
 def web_client():
     """A test client whose requests go through config.wsgi.application, as the web process serves them."""
-    import config.wsgi  # noqa: F401  (now: set up on first import, it configures logging, replacing caplog's handler)
+    # Imported before the test runs: its first import sets Django up again, which reconfigures logging and would
+    # drop caplog's handler in the middle of a test.
+    import config.wsgi  # noqa: F401
 
     client = Client()
     client.handler = WebProcess()
@@ -153,7 +155,7 @@ def web_client():
 @pytest.fixture
 def hooks_client():
     """A test client whose requests go through config.asgi.application, as the hooks process serves them."""
-    import config.asgi  # noqa: F401  (now: set up on first import, it configures logging, replacing caplog's handler)
+    import config.asgi  # noqa: F401  (imported before the test runs, as config.wsgi is above)
 
     client = Client()
     client.handler = HooksProcess()

@@ -66,7 +66,9 @@ POLICIES: dict[str, tuple[Counter, ...]] = {
 }
 
 
-def retry_after(request: HttpRequest, policy: str, *, scope: str = "", own: dict | None = None, **identities: str):
+def retry_after(
+    request: HttpRequest, policy: str, *, scope: str = "", own: dict | None = None, **identities: str
+) -> int | None:
     """Count this request under the policy's counters; None while under every limit, else the seconds to wait."""
     counters = []
     for counter in POLICIES[policy]:

@@ -267,3 +267,16 @@ def test_a_cut_off_body_of_any_other_page_is_a_400_not_a_short_form(through, dja
         **{"wsgi.input": Leaving(sent)},
     )
     assert response.status_code == 400
+
+
+def test_a_route_decision_that_fails_is_a_logged_500_with_the_security_headers(hooks_client, path, settings, caplog):
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO",)  # malformed: Django's is_secure() raises
+    logger = logging.getLogger("django.request")  # it does not propagate to the root logger caplog watches
+    logger.addHandler(caplog.handler)
+    try:
+        response = hooks_client.post(path, data=b"{}", content_type="application/json")
+    finally:
+        logger.removeHandler(caplog.handler)
+    assert (response.status_code, response.content, response["X-Frame-Options"]) == (500, b"", "DENY")
+    assert "Internal Server Error" in caplog.text
+    assert not Delivery.objects.exists()
