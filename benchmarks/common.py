@@ -45,13 +45,13 @@ def start_gunicorn(
 
     BENCH_WORKERS and BENCH_THREADS override the counts.
 
-    asgi: as the Procfile's hooks process, on gunicorn's asyncio worker; its
-    thread pool for requests other than webhooks has the same 8 threads.
+    asgi: as the Procfile's hooks process, on its worker (edge/asgi_worker.py);
+    its thread pool for requests other than webhooks has the same 8 threads.
     host: the Host its requests name, when it serves a configured host on another port.
     """
     workers = os.environ.get("BENCH_WORKERS", "2")
     threads = os.environ.get("BENCH_THREADS", "8")
-    worker = ["-k", "config.asgi_worker.Worker", "--threads", "1"] if asgi else ["--threads", threads]
+    worker = ["-k", "edge.asgi_worker.Worker"] if asgi else ["--threads", threads]
     process = subprocess.Popen(
         [
             PYTHON,

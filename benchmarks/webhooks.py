@@ -6,7 +6,7 @@ BENCH_THREADS change it), PostgreSQL and Redis for all:
 (a) /healthz; (b) /naive-{key}: one indexed SELECT, one INSERT with its own
 commit, one Celery .delay per request (benchmarks/baselines_wsgi.py); and the
 real /automation-{key} from the hooks process, its one driver (config/asgi.py:
-the same 2 processes on gunicorn's asyncio worker, its thread pool of the
+the same 2 processes on uvicorn's worker (edge/asgi_worker.py), its thread pool of the
 same size for other paths). (a) and (b) are
 also measured through the hooks process, so that its webhooks can be
 compared with the same server configuration too. At 4 and 32 connections,

@@ -1,4 +1,4 @@
-"""ASGI entry point of the hooks process (Procfile `hooks`, gunicorn's asgi worker): webhooks on an event loop.
+"""ASGI entry point of the hooks process (Procfile `hooks`, edge/asgi_worker.py): webhooks on an event loop.
 
 Webhook URLs are answered by hooks/asgi.py without a thread per request.
 Every other request (web services on the hooks host, and the whole site

@@ -84,5 +84,5 @@ def env_rate(name: str, default: str) -> str:
 
 
 def request_body_timeout() -> int:
-    """REQUEST_BODY_TIMEOUT_SECONDS: read by settings and by gunicorn's configuration, whose timeout must outlast it."""
+    """REQUEST_BODY_TIMEOUT_SECONDS: read by settings and by the hooks process's worker, whose headers have as long."""
     return env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)

@@ -19,7 +19,7 @@ import logging
 import socket
 import sys
 
-from config.env import env_bool, env_int, env_str, request_body_timeout
+from config.env import env_bool, env_int, env_str
 from config.startup_checks import is_loopback_bind
 
 bind = env_str("WEB_BIND", "127.0.0.1:8000")
@@ -27,10 +27,6 @@ workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
 threads = env_int("WEB_THREADS", 8, minimum=1)
 forwarded_allow_ips = env_str("FORWARDED_ALLOW_IPS", "127.0.0.1")
 reuse_port = True
-# The asyncio worker (the hooks process) reports a body with no byte for `timeout` seconds as a disconnect,
-# which would answer 400 where the body's deadline answers 408 (hooks/asgi.py): it outlasts the deadline.
-# For the threaded web processes it is only how long a silent worker lives before it is replaced.
-timeout = max(30, request_body_timeout() + 10)
 # gunicorn's control socket defaults to one path per user (~/.gunicorn/gunicorn.ctl): every gunicorn of
 # the user (web and hooks processes, parallel test runs) would fight over it, and nothing here uses it.
 control_socket_disable = True
@@ -40,8 +36,8 @@ logger_class = "config.logs.GunicornLogger"
 
 def pre_request(worker, req) -> None:
     # Where Django's handler can ask for the connection to close after its answer (config/handler.py): in the
-    # threaded worker, which calls this in the thread that then runs the application. The hooks process's asyncio
-    # worker decides that itself (config/asgi_worker.py).
+    # threaded worker, which calls this in the thread that then runs the application. The hooks process's worker
+    # decides that itself (edge/asgi_worker.py).
     from gunicorn.workers.gthread import ThreadWorker
 
     if isinstance(worker, ThreadWorker):
@@ -51,8 +47,8 @@ def pre_request(worker, req) -> None:
 
 
 def worker_exit(server, worker) -> None:
-    # In the worker, as it ends. The asyncio worker ends without the lifespan's shutdown on SIGINT and SIGQUIT, so
-    # the ids its writer committed since its last message would wait for the sweeper: they go to the broker now.
+    # In the worker, as it ends. Should a hooks worker end without its lifespan's shutdown, the ids its writer
+    # committed since its last message would wait for the sweeper: they go to the broker now.
     intake = sys.modules.get("hooks.intake")
     if intake is not None and intake.writer.unsent:  # a web process's writer never has any
         intake.writer.stop()

@@ -62,7 +62,7 @@ class WebProcess:
 
 
 class HooksProcess:
-    """Hands a test client's request to config.asgi.application on an event loop, as gunicorn's asyncio worker does.
+    """Hands a test client's request to config.asgi.application on an event loop, as the hooks process's worker does.
 
     The body comes from wsgi.input a piece per message; a stream that ends
     before its declared length, or fails, is a client gone (http.disconnect).

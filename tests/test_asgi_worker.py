@@ -1,8 +1,8 @@
-"""The hooks process's worker (config/asgi_worker.py): request targets read as the web process reads them, and a
-half-closed connection ended even when its answer never comes.
+"""The hooks process's server (edge/asgi_worker.py): uvicorn's worker with what it lacks, on a real socket.
 
-Half-closed connections that get their answer, and every target through the real hooks process:
-hooks/tests/test_hooks_process.py.
+Webhooks through the real hooks process (half-closed connections that get
+their answer, targets in absolute form, bodies cut short or late):
+hooks/tests/test_hooks_process.py and hooks/tests/test_bodies_on_servers.py.
 """
 
 import os
@@ -10,42 +10,22 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
-from urllib.parse import unquote_to_bytes
 
 import pytest
 
-from config.asgi_worker import origin_form
 from tests.e2e.stack import wait_until
 
-SCOPE = {"type": "http", "method": "POST", "headers": [], "scheme": "https", "http_version": "1.1"}
-
-
-@pytest.mark.parametrize(
-    ("raw_path", "query", "path", "left_query"),
-    [
-        (b"http://hooks.example.com/automation-k", b"n=1", "/automation-k", b"n=1"),
-        (b"HTTPS://hooks.example.com", b"", "/", b""),
-        (b"ftp://hooks.example.com/automation-k", b"", "/automation-k", b""),
-        (b"http://[x/automation-k", b"", "http://[x/automation-k", b""),  # no authority to take off: as it came
-        (b"/automation-k#top", b"", "/automation-k", b""),
-        (b"/automation-k#top", b"n=1", "/automation-k", b""),  # "?n=1" was part of the fragment
-        (b"/automation-k", b"n=1#top", "/automation-k", b"n=1"),
-        (b"/automation-%C3%A9%23k", b"", "/automation-\u00e9#k", b""),  # an escaped # is the path's own
-    ],
-)
-def test_a_target_in_absolute_form_or_with_a_fragment_is_read_as_its_path(raw_path, query, path, left_query):
-    as_gunicorn_reads_it = unquote_to_bytes(raw_path).decode()
-    read = origin_form({**SCOPE, "path": as_gunicorn_reads_it, "raw_path": raw_path, "query_string": query})
-    assert (read["path"], read["query_string"]) == (path, left_query)
-
-
-def test_a_target_in_origin_form_is_passed_through_as_it_came():
-    scope = {**SCOPE, "path": "/automation-k", "raw_path": b"/automation-k", "query_string": b"a=1"}
-    assert origin_form(scope) is scope
-
-
+ECHO_APP = """
+async def app(scope, receive, send):
+    if scope["type"] == "http":
+        seen = b" ".join(name for name, _ in scope["headers"]) + b"|" + scope["raw_path"] + b"|" + scope["query_string"]
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(seen))]})
+        await send({"type": "http.response.body", "body": seen})
+"""
 SILENT_APP = """
 import asyncio
 
@@ -54,21 +34,27 @@ async def app(scope, receive, send):
     if scope["type"] == "http":
         await asyncio.Event().wait()  # an answer that never comes
 """
+QUICK_APP = """
+async def app(scope, receive, send):
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 404, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+"""
 
 
 @contextmanager
-def serving(tmp_path, app_source: str, timeout: int = 30):
-    """gunicorn with this worker, one process, serving app_source's app; yields (port, the worker's pid)."""
+def serving(tmp_path, app_source: str):
+    """gunicorn with the hooks process's worker, one process, serving app_source's app; yields (port, its pid)."""
     (tmp_path / "served_app.py").write_text(app_source)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     root = Path(__file__).resolve().parent.parent
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "served_app:app", "-k", "config.asgi_worker.Worker"]
-        + ["--bind", f"127.0.0.1:{port}", "--timeout", str(timeout), "--workers", "1"],
+        [sys.executable, "-m", "gunicorn", "served_app:app", "-k", "edge.asgi_worker.Worker"]
+        + ["--bind", f"127.0.0.1:{port}", "--workers", "1"],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"},
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}", "REQUEST_BODY_TIMEOUT_SECONDS": "2"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -83,22 +69,70 @@ def serving(tmp_path, app_source: str, timeout: int = 30):
         server.wait(30)
 
 
-def test_a_half_closed_connection_whose_answer_never_comes_is_closed_after_the_timeout(tmp_path):
+def exchange(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+
+
+def test_the_overrides_were_written_for_the_pinned_versions():
+    """edge/asgi_worker.py reads uvicorn's cycle and protocol attributes: re-read it against a new version."""
+    assert (version("uvicorn"), version("uvicorn-worker"), version("httptools")) == ("0.54.0", "0.4.0", "0.9.0")
+
+
+def test_a_header_spelled_with_an_underscore_is_dropped(tmp_path):
+    request = b"GET / HTTP/1.1\r\nHost: x\r\nX_Forwarded_For: 10.0.0.1\r\nX-Real: 1\r\nConnection: close\r\n\r\n"
+    with serving(tmp_path, ECHO_APP) as (port, _):
+        answer = exchange(port, request)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"host x-real connection|/|")
+
+
+@pytest.mark.parametrize(
+    ("target", "seen"),
+    [
+        (b"http://hooks.example.com/automation-k?n=1", b"/automation-k|n=1"),
+        (b"/automation-k#top", b"/automation-k|"),
+        (b"/automation-k?n=1#top", b"/automation-k|n=1"),
+    ],
+)
+def test_a_target_in_absolute_form_or_with_a_fragment_is_read_as_its_path(tmp_path, target, seen):
+    with serving(tmp_path, ECHO_APP) as (port, _):
+        answer = exchange(port, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert answer.endswith(b"|" + seen)
+
+
+def test_headers_still_arriving_at_the_deadline_get_408_and_the_connection_closes(tmp_path):
+    with serving(tmp_path, ECHO_APP) as (port, _), socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\n")
+        answer = b""
+        try:
+            for _ in range(100):  # a header byte every 0.1 s: each is progress, none finishes the headers
+                sock.sendall(b"X")
+                time.sleep(0.1)
+        except OSError:  # closed by the server
+            pass
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408 ") and b"connection: close" in answer  # not sent, recv times out
+
+
+def test_a_connection_that_never_sends_a_request_is_closed_at_the_deadline(tmp_path):
+    with serving(tmp_path, ECHO_APP) as (port, _), socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        assert sock.recv(100).startswith(b"HTTP/1.1 408 ")  # left open, recv would time out after 30 s
+        assert sock.recv(100) == b""
+
+
+def test_a_half_closed_connection_whose_answer_never_comes_is_closed_after_the_deadline(tmp_path):
     with (
-        serving(tmp_path, SILENT_APP, timeout=1) as (port, _),
+        serving(tmp_path, SILENT_APP) as (port, _),
         socket.create_connection(("127.0.0.1", port), timeout=60) as sock,
     ):
         sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         sock.shutdown(socket.SHUT_WR)
         assert sock.recv(100) == b""  # closed by the server; left open, recv would time out
-
-
-QUICK_APP = """
-async def app(scope, receive, send):
-    if scope["type"] == "http":
-        await send({"type": "http.response.start", "status": 404, "headers": [(b"content-length", b"0")]})
-        await send({"type": "http.response.body", "body": b""})
-"""
 
 
 def test_a_client_that_closes_before_reading_its_answer_leaves_no_socket_open(tmp_path):
@@ -107,7 +141,6 @@ def test_a_client_that_closes_before_reading_its_answer_leaves_no_socket_open(tm
         for _ in range(200):  # each sends a whole request and closes at once: the answer meets a reset connection
             with socket.create_connection(("127.0.0.1", port)) as sock:
                 sock.sendall(b"POST /automation-k HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
-        # Before the fix all 200 stayed open for good (gunicorn skipped close() when write_eof() failed).
         wait_until(lambda: len(os.listdir(f"/proc/{worker}/fd")) < baseline + 10, 15, 0.2, "the sockets closed")
 
 

@@ -145,17 +145,6 @@ def test_it_says_where_it_listens_and_leaves_no_control_socket_in_home(tmp_path)
     assert not (tmp_path / ".gunicorn").exists()
 
 
-@pytest.mark.parametrize("body_seconds", ["5", "60", "90", "600"])
-def test_gunicorns_idle_body_timeout_outlasts_the_body_deadline(monkeypatch, body_seconds):
-    # The asyncio worker reports a body with no byte for `timeout` seconds as a disconnect (400): the
-    # body's own deadline (408, hooks/asgi.py) must come first, whatever REQUEST_BODY_TIMEOUT_SECONDS says.
-    import runpy
-
-    monkeypatch.setenv("REQUEST_BODY_TIMEOUT_SECONDS", body_seconds)
-    loaded = runpy.run_path(str(ROOT / "config" / "gunicorn.py"))  # as gunicorn reads its -c file
-    assert loaded["timeout"] > int(body_seconds)
-
-
 def test_a_hooks_worker_that_ends_without_its_lifespan_sends_the_ids_its_writer_committed(monkeypatch):
     from config import gunicorn as gunicorn_settings
     from hooks import intake

@@ -81,7 +81,7 @@ def _everything_started(output: str) -> bool:
     return (
         bool(re.search(r"celery@\S+ ready", output))
         and "beat: schedule ready" in output  # after "beat: Starting", once the schedule file is open
-        and output.count("ASGI server listening") == 2
+        and output.count("Application startup complete") == 2
         and output.count("Booting worker") == 4
     )
 

@@ -1,8 +1,8 @@
 """Request bodies through real servers: cut off, malformed, slow, or not worth reading.
 
 Each test runs against the web process (gunicorn's threaded worker serving
-config.wsgi) and the hooks process (gunicorn's asyncio worker serving
-config.asgi), because each reads bodies its own way: the web process with
+config.wsgi) and the hooks process (uvicorn's worker, edge/asgi_worker.py,
+serving config.asgi), because each reads bodies its own way: the web process with
 blocking reads in its threads (edge/bodies.py), the hooks process on its
 event loop, for webhooks and for what it hands to Django through a2wsgi's
 threads (hooks/asgi.py). Webhooks are answered by the hooks process alone:

@@ -1,4 +1,4 @@
-"""The hooks process (config/asgi.py on gunicorn's asyncio worker) through a real server: SPEC 4.2 and 7.2 row by row.
+"""The hooks process (config/asgi.py on edge/asgi_worker.py) through a real server: SPEC 4.2 and 7.2 row by row.
 
 Its answers follow the same rules as the web process's (hooks/answers.py);
 what these tests prove is that the event loop does its part correctly:

@@ -42,7 +42,10 @@ def wait_until(predicate, timeout: float = 30, interval: float = 0.1, message: s
     raise AssertionError(f"timed out after {timeout} s waiting for {message}")
 
 
-HOOKS_WORKER = ("-k", "config.asgi_worker.Worker", "--threads", "1")
+HOOKS_WORKER = (
+    "-k",
+    "edge.asgi_worker.Worker",
+)
 
 
 class Stack:
