@@ -5,7 +5,8 @@ Django's web service view (hooks/views.py) for the replies and CORS they share.
 """
 
 import json
-from dataclasses import dataclass
+
+from edge.replies import Reply
 
 HOOK_METHODS = ("GET", "POST", "PUT", "HEAD", "OPTIONS")
 WEB_SERVICE_METHODS = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"
@@ -16,14 +17,6 @@ DELIVERY_HEADER = "X-Flowgate-Delivery-Id"
 # to read as the failed insert that answers 404.
 FRESH_LOOKUP_ABOVE_BYTES = 64 * 1024
 ANY_ORIGIN = ("Access-Control-Allow-Origin", "*")
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    status: int
-    headers: tuple[tuple[str, str], ...] = ()
-    body: bytes = b""
-    content_type: str | None = None  # None: no body, no Content-Type
 
 
 MAINTENANCE = Reply(503)

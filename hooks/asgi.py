@@ -16,6 +16,7 @@ from django.db import close_old_connections
 from edge import bodies
 from edge.bodies import BodyError
 from edge.headers import security_headers
+from edge.replies import Reply
 from hooks import answers, intake, maintenance, routes, selectors, services
 from hooks.incoming import Incoming
 
@@ -56,7 +57,7 @@ class HooksApplication:
             reply = answers.FAILED
         await _respond(send, reply, secure=secure)
 
-    async def answer(self, scope: dict, headers: dict, receive) -> answers.Reply:
+    async def answer(self, scope: dict, headers: dict, receive) -> Reply:
         """The rules of hooks/answers.py, without blocking the loop."""
         method, path = scope["method"], scope["path"]
         key = path.partition("automation-")[2]
@@ -78,7 +79,7 @@ class HooksApplication:
             try:
                 body = await bodies.read_messages(receive, declared, settings.HOOK_MAX_BODY_BYTES)
             except BodyError as refused:  # nothing is stored; a client that left never reads the answer
-                return answers.Reply(refused.status_code)
+                return Reply(refused.status_code)
             if handshake := answers.handshake(headers.get("x-hook-secret"), body):
                 return handshake
             query_string = scope.get("query_string", b"").decode("latin-1")
@@ -106,7 +107,7 @@ def _as_a_request(function, *args):
         close_old_connections()
 
 
-async def _respond(send, reply: answers.Reply, *, secure: bool) -> None:
+async def _respond(send, reply: Reply, *, secure: bool) -> None:
     sent = [*_security_headers(secure), *_encoded(reply.headers)]
     sent.append((b"content-length", str(len(reply.body)).encode()))
     if reply.content_type:

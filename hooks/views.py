@@ -11,6 +11,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from config.length_required import reads_chunked_bodies, reads_no_body
 from edge.bodies import BodyError
+from edge.replies import Reply, response
 from hooks import answers, maintenance, webservice
 from hooks.exceptions import WebServiceError, WebServiceInMaintenance
 from hooks.incoming import read_body, with_body
@@ -33,9 +34,7 @@ def webhook_elsewhere(request: HttpRequest, key: str = "") -> HttpResponse:
     """
     path = request.path.encode("unicode_escape").decode("ascii")  # as Django logs paths: no line breaks
     logger.warning("A webhook reached a process that does not answer webhooks: %s", path)
-    response = HttpResponse(ELSEWHERE, status=503, content_type="text/plain")
-    response["Retry-After"] = "60"
-    return response
+    return response(Reply(503, (("Retry-After", "60"),), ELSEWHERE, "text/plain"))
 
 
 @reads_chunked_bodies
@@ -46,24 +45,14 @@ def web_service(request: HttpRequest, key: str = "") -> HttpResponse:
         if maintenance.active():
             raise WebServiceInMaintenance()
         if request.method == "OPTIONS":  # a preflight: no run, no quota
-            reply = answers.Reply(204)
+            reply = Reply(204)
         else:
             automation = webservice.find(key)
-            answer = webservice.call(automation, with_body(request, read_body(request.META)))
-            reply = answers.Reply(answer.status, tuple(answer.headers.items()), answer.body, answer.content_type)
+            reply = webservice.call(automation, with_body(request, read_body(request.META)))
     except (WebServiceError, BodyError) as error:  # nothing ran, or nothing counted
         headers = error.headers if isinstance(error, WebServiceError) else ()
-        reply = answers.Reply(error.status_code, headers, error.detail.encode(), "text/plain")
+        reply = Reply(error.status_code, headers, error.detail.encode(), "text/plain")
     cors = answers.cors(request.method, requested, answers.WEB_SERVICE_METHODS)
     if reply.headers:  # a browser script may read what a respond step set, and Retry-After
         cors += (("Access-Control-Expose-Headers", ", ".join(name for name, _ in reply.headers)),)
-    return _response(reply, cors)
-
-
-def _response(reply: answers.Reply, extra: tuple = ()) -> HttpResponse:
-    response = HttpResponse(reply.body, status=reply.status, content_type=reply.content_type)
-    if reply.content_type is None:
-        del response["Content-Type"]
-    for name, value in reply.headers + extra:
-        response[name] = value
-    return response
+    return response(reply.with_headers(*cors))

@@ -14,7 +14,6 @@ import json
 import math
 import time
 import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -25,6 +24,7 @@ from automations import engine, runs, selectors
 from automations import services as automation_services
 from automations.exceptions import QuotaExceeded
 from automations.models import Automation, Run
+from edge.replies import Reply, json_reply
 from hooks.exceptions import WebServiceInactive, WebServiceNotFound, WebServiceOverQuota
 from hooks.incoming import Incoming
 from hooks.trigger import trigger_data
@@ -43,26 +43,14 @@ _RESERVED = {
 }
 
 
-@dataclass
-class Answer:
-    status: int
-    body: bytes
-    content_type: str
-    headers: dict = field(default_factory=dict)
-
-
-def _json(status: int, document: dict) -> Answer:
-    return Answer(status, json.dumps(document).encode(), "application/json")
-
-
-def _from_response(response: dict) -> Answer:
-    headers = {name: value for name, value in response["headers"].items() if name.lower() not in _RESERVED}
-    content_type = next((value for name, value in headers.items() if name.lower() == "content-type"), None)
-    headers = {name: value for name, value in headers.items() if name.lower() != "content-type"}
+def _from_response(response: dict) -> Reply:
+    headers = [(name, value) for name, value in response["headers"].items() if name.lower() not in _RESERVED]
+    content_type = next((value for name, value in headers if name.lower() == "content-type"), None)
+    headers = tuple((name, value) for name, value in headers if name.lower() != "content-type")
     body = response["body"]
     if isinstance(body, (dict, list, int, float, bool)) or body is None:
-        return Answer(response["status"], json.dumps(body).encode(), content_type or "application/json", headers)
-    return Answer(response["status"], str(body).encode(), content_type or "text/plain; charset=utf-8", headers)
+        return Reply(response["status"], headers, json.dumps(body).encode(), content_type or "application/json")
+    return Reply(response["status"], headers, str(body).encode(), content_type or "text/plain; charset=utf-8")
 
 
 def find(key: str) -> Automation:
@@ -77,7 +65,7 @@ def find(key: str) -> Automation:
     return automation
 
 
-def call(automation: Automation, incoming: Incoming) -> Answer:
+def call(automation: Automation, incoming: Incoming) -> Reply:
     """Run the automation for this request, counted against its owner's monthly quota (WebServiceOverQuota)."""
     try:
         automation_services.count_web_service_call(owner_id=automation.owner_id)
@@ -99,7 +87,7 @@ def seconds_to_next_month(now: datetime) -> int:
     return math.ceil(((month + timedelta(days=32)).replace(day=1) - now).total_seconds())
 
 
-def _run(automation, incoming: Incoming) -> Answer:
+def _run(automation, incoming: Incoming) -> Reply:
     trigger = trigger_data(
         body=incoming.body,
         content_type=incoming.content_type,
@@ -123,9 +111,9 @@ def _run(automation, incoming: Incoming) -> Answer:
     if response is not None:
         return _from_response(response)
     if run.status == Run.Status.WAITING:
-        return _json(202, {"status": run.status, "run_id": run.pk})
+        return json_reply(202, {"status": run.status, "run_id": run.pk})
     if run.status == Run.Status.FAILED and timed_out:
-        return _json(504, {"error": "the automation did not answer in time", "run_id": run.pk})
+        return json_reply(504, {"error": "the automation did not answer in time", "run_id": run.pk})
     if run.status == Run.Status.FAILED:
-        return _json(500, {"error": "the automation failed", "run_id": run.pk})
-    return _json(200, {"status": run.status, "run_id": run.pk})
+        return json_reply(500, {"error": "the automation failed", "run_id": run.pk})
+    return json_reply(200, {"status": run.status, "run_id": run.pk})

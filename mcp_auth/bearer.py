@@ -6,28 +6,23 @@ RFC 8707 resource list holds MCP_URL or MCP_URL/mcp, exactly. A token bound
 to no resource is refused too: DOT reads an empty list as "any audience",
 which would let a token meant for another API in.
 
-The token and its user's "MCP Tools" permission are read in one statement:
-each MCP request is one HTTP request, so the check runs on every call. A
-process then remembers a valid token for MCP_TOKEN_CHECK_SECONDS (2 s; 0 turns
-this off): the query was the largest cost of a tools/list. Expiry is still
-checked on every request; a revocation or a withdrawn permission takes effect
-within that window (docs/mcp.md).
+The token is checked by django-oauth-toolkit's validator (its row by
+checksum, expiry, the application's state), then its resource binding and
+its user's "MCP Tools" permission here. Each MCP request is one HTTP
+request, so the check runs on every call: a process remembers a valid token
+for MCP_TOKEN_CHECK_SECONDS (2 s; 0 turns this off), since the queries were
+the largest cost of a tools/list. Expiry is still checked on every request;
+a revocation or a withdrawn permission takes effect within that window
+(docs/mcp.md).
 """
 
-import functools
 import hashlib
-import json
 from dataclasses import dataclass
-from datetime import UTC
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group, Permission
-from django.contrib.contenttypes.models import ContentType
-from django.db import connection
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
-from oauth2_provider.models import AccessToken
+from oauth2_provider.settings import oauth2_settings
+from oauthlib.common import Request as OAuthRequest
 
 from config import process_cache
 from mcp_auth.models import MCP_TOOLS_PERMISSION
@@ -126,60 +121,27 @@ def token_from(authorization: str | None) -> str | None:
     return token
 
 
-@functools.cache
-def _statement() -> str:
-    """One statement: the token's row, its user's state, and whether the user holds "MCP Tools" (directly or by a
-    group). Written once rather than built by the ORM per request, whose query building cost more than the query."""
-    user_model = get_user_model()
-    user_permissions = user_model.user_permissions.through._meta.db_table
-    user_groups = user_model.groups.through._meta.db_table
-    group_permissions = Group.permissions.through._meta.db_table
-    permission = (
-        f"(SELECT p.id FROM {Permission._meta.db_table} p JOIN {ContentType._meta.db_table} c"
-        " ON c.id = p.content_type_id WHERE p.codename = %(codename)s AND c.app_label = %(app_label)s)"
-    )
-    return (
-        f"SELECT t.expires, t.scope, t.resource, u.{user_model._meta.pk.column}, u.is_active, u.is_superuser,"
-        f" EXISTS (SELECT 1 FROM {user_permissions} up WHERE up.user_id = u.{user_model._meta.pk.column}"
-        f" AND up.permission_id = {permission})"
-        f" OR EXISTS (SELECT 1 FROM {user_groups} ug JOIN {group_permissions} gp ON gp.group_id = ug.group_id"
-        f" WHERE ug.user_id = u.{user_model._meta.pk.column} AND gp.permission_id = {permission})"
-        f" FROM {AccessToken._meta.db_table} t JOIN {user_model._meta.db_table} u"
-        f" ON u.{user_model._meta.pk.column} = t.user_id WHERE t.token_checksum = %(checksum)s"
-    )
-
-
 def authenticate(*, authorization: str | None) -> Bearer | Refusal:
     """The bearer of the Authorization header, or the refusal to answer with (scopes are the caller's to check)."""
     token = token_from(authorization)
     if token is None:  # none, another scheme or an empty one: no error code then (RFC 6750 3.1), only the way in
         return missing_token()
-    # DOT 3 keeps a SHA-256 checksum of each token and looks tokens up by it (oauth2_validators._load_access_token).
+    # DOT 3 keeps a SHA-256 checksum of each token and looks tokens up by it; the same key for the cache here.
     checksum = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
     held = _valid.get(checksum)
     if held is not None and timezone.now() < held[1]:
         return held[0]
-    app_label, codename = MCP_TOOLS_PERMISSION.split(".")
-    with connection.cursor() as cursor:
-        cursor.execute(_statement(), {"checksum": checksum, "codename": codename, "app_label": app_label})
-        row = cursor.fetchone()
-    if row is None:
+    # django-oauth-toolkit's own check: the token's row, not expired, its application still usable, and an audience
+    # check that lets unbound tokens pass, which the exact one below refuses.
+    request = OAuthRequest(resource_uris()[1])
+    if not oauth2_settings.OAUTH2_VALIDATOR_CLASS().validate_bearer_token(token, [], request):
         return invalid_token()
-    expires, scope, resource, user_id, is_active, is_superuser, may_use = row
-    if isinstance(resource, str):  # SQLite hands JSON and times back as text
-        resource = json.loads(resource)
-    if isinstance(expires, str):
-        expires = parse_datetime(expires)
-    if expires is not None and timezone.is_naive(expires):  # SQLite keeps UTC without an offset
-        expires = timezone.make_aware(expires, UTC)
-    if not is_active or expires is None or timezone.now() >= expires:
+    access, user = request.access_token, request.user
+    if not user.is_active or not set(resource_uris()) & set(access.resource or ()):
         return invalid_token()
-    if not isinstance(resource, list) or not set(resource_uris()) & set(resource):
-        return invalid_token()
-    if not (may_use or is_superuser):
+    if not user.has_perm(MCP_TOOLS_PERMISSION):  # directly, by a group, or as a superuser
         return no_permission()
-    # A stand-in holding the pk only: enough to filter by owner and to own what is created; never saved.
-    found = Bearer(user=get_user_model()(pk=user_id), scopes=frozenset(scope.split()))
+    found = Bearer(user=user, scopes=frozenset(access.scope.split()))
     if settings.MCP_TOKEN_CHECK_SECONDS:
-        _valid.set(checksum, (found, expires), seconds=settings.MCP_TOKEN_CHECK_SECONDS)
+        _valid.set(checksum, (found, access.expires), seconds=settings.MCP_TOKEN_CHECK_SECONDS)
     return found

@@ -16,7 +16,6 @@ transport answers.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
@@ -30,24 +29,16 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import ValidationError
 
 from automations import jsonsafe
+from edge.replies import Reply, json_reply
 from mcp_auth import protocol
 from mcp_auth.bearer import TOOLS_SCOPE, Bearer
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What to answer: a status and a JSON body (none for 202), or the scopes a 403 must name."""
-
-    status: int
-    body: dict | None = None
-    needs_scopes: tuple[str, ...] = ()
 
 
 def _error(request_id, code: int, message: str, data=None, *, status: int) -> Reply:
     error = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
-    return Reply(status, {"jsonrpc": "2.0", "id": request_id, "error": error})
+    return json_reply(status, {"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
 def _handshake_status(code: int) -> int:
@@ -76,9 +67,12 @@ def unsupported_version(requested: str) -> Reply:
 
 
 def handle(*, body: bytes, headers: Mapping[str, str], bearer: Bearer) -> Reply:
-    """Answer one POSTed message. headers: lower-case names. Every message needs mcp:tools (docs/mcp.md)."""
+    """Answer one POSTed message. headers: lower-case names. Every message needs mcp:tools (docs/mcp.md).
+
+    Raises protocol.NeedsScopes when the token lacks a scope: answered 403 with insufficient_scope by the view.
+    """
     if TOOLS_SCOPE not in bearer.scopes:
-        return Reply(403, needs_scopes=(TOOLS_SCOPE,))
+        raise protocol.NeedsScopes((TOOLS_SCOPE,))
     decoded = parse(body)
     if decoded is None:
         return _error(None, PARSE_ERROR, "Parse error", status=400)
@@ -108,8 +102,6 @@ def handle(*, body: bytes, headers: Mapping[str, str], bearer: Bearer) -> Reply:
             return _error(request.id, verdict.code, verdict.message, verdict.data, status=status_of(verdict.code))
     try:
         result = protocol.answer(request.method, request.params, bearer, modern=modern)
-    except protocol.NeedsScopes as needs:
-        return Reply(403, needs_scopes=needs.scopes)
     except protocol.RpcError as failed:
         return _error(request.id, failed.code, failed.message, failed.data, status=status_of(failed.code))
-    return Reply(200, {"jsonrpc": "2.0", "id": request.id, "result": result})
+    return json_reply(200, {"jsonrpc": "2.0", "id": request.id, "result": result})

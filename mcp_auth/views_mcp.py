@@ -1,13 +1,12 @@
 """Views of MCP_URL: the MCP endpoint (mcp_auth/transport.py) and its protected-resource metadata documents."""
 
-import json
-
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from mcp_auth import bearer, resource_metadata, transport
+from edge.replies import Reply, json_reply, response
+from mcp_auth import bearer, protocol, resource_metadata, transport
 
 # Browsers may read these answer headers: the challenge a 401/403 carries, which a browser client needs to sign in.
 EXPOSED = "WWW-Authenticate"
@@ -35,24 +34,20 @@ def protected_resource_mcp(request: HttpRequest) -> HttpResponse:
     return _metadata(resource_metadata.endpoint_document(), request)
 
 
-def _answer(status: int, body: dict | None, origin: str | None, challenge: str | None = None) -> HttpResponse:
-    if body is None:
-        response = HttpResponse(status=status)
-        del response["Content-Type"]
-    else:
-        response = HttpResponse(json.dumps(body), status=status, content_type="application/json")
-    if challenge:
-        response["WWW-Authenticate"] = challenge
-    response["Cache-Control"] = "no-store"
-    response["Access-Control-Expose-Headers"] = EXPOSED
+def _answer(reply: Reply, origin: str | None) -> HttpResponse:
+    headers = (("Cache-Control", "no-store"), ("Access-Control-Expose-Headers", EXPOSED))
     if origin:
-        response["Access-Control-Allow-Origin"] = origin
-        response["Vary"] = "Origin"
-    return response
+        headers += (("Access-Control-Allow-Origin", origin), ("Vary", "Origin"))
+    return response(reply.with_headers(*headers))
+
+
+def _error(status: int, message: str, origin: str | None, *headers: tuple[str, str]) -> HttpResponse:
+    return _answer(json_reply(status, {"error": message}, headers), origin)
 
 
 def _refused(refusal: bearer.Refusal, origin: str | None) -> HttpResponse:
-    return _answer(refusal.status, {"error": refusal.error}, origin, refusal.challenge)
+    challenge = (("WWW-Authenticate", refusal.challenge),) if refusal.challenge else ()
+    return _error(refusal.status, refusal.error, origin, *challenge)
 
 
 @csrf_exempt
@@ -60,28 +55,24 @@ def endpoint(request: HttpRequest) -> HttpResponse:
     """POST one JSON-RPC message; see docs/mcp.md for the order of the checks and every answer."""
     origin = request.headers.get("Origin")
     if origin is not None and origin.rstrip("/") not in settings.MCP_ALLOWED_ORIGINS:
-        return _answer(403, {"error": "this Origin may not call the MCP server"}, None)  # DNS rebinding
+        return _error(403, "this Origin may not call the MCP server", None)  # DNS rebinding
     if request.method == "OPTIONS":  # a browser's CORS preflight carries no credentials
-        response = _answer(204, None, origin)
-        response["Access-Control-Allow-Methods"] = "POST"
-        response["Access-Control-Allow-Headers"] = PREFLIGHT_HEADERS
-        response["Access-Control-Max-Age"] = "86400"
-        return response
+        preflight = (("Access-Control-Allow-Methods", "POST"), ("Access-Control-Allow-Headers", PREFLIGHT_HEADERS))
+        return _answer(Reply(204, (*preflight, ("Access-Control-Max-Age", "86400"))), origin)
     if any(name.lower() == "access_token" for name in request.GET):
         return _refused(bearer.token_in_query(), origin)
     found = bearer.authenticate(authorization=request.headers.get("Authorization"))
     if isinstance(found, bearer.Refusal):
         return _refused(found, origin)
     if request.method != "POST":  # stateless: no stream to GET, no session to DELETE
-        response = _answer(405, {"error": "method not allowed: POST one JSON-RPC message"}, origin)
-        response["Allow"] = "POST, OPTIONS"
-        return response
+        return _error(405, "method not allowed: POST one JSON-RPC message", origin, ("Allow", "POST, OPTIONS"))
     try:
         body = request.body
     except RequestDataTooBig:
-        return _answer(413, {"error": "request body too large"}, origin)
+        return _error(413, "request body too large", origin)
     headers = {name.lower(): value for name, value in request.headers.items()}
-    reply = transport.handle(body=body, headers=headers, bearer=found)
-    if reply.needs_scopes:
-        return _refused(bearer.insufficient_scope(reply.needs_scopes, held=found.scopes), origin)
-    return _answer(reply.status, reply.body, origin)
+    try:
+        reply = transport.handle(body=body, headers=headers, bearer=found)
+    except protocol.NeedsScopes as needs:
+        return _refused(bearer.insufficient_scope(needs.scopes, held=found.scopes), origin)
+    return _answer(reply, origin)

@@ -8,6 +8,7 @@ from oauth2_provider.models import AccessToken
 
 from mcp_auth.tests.conftest import Mcp
 from mcp_auth.tests.tokens import grant_mcp_tools, issue_token
+from mcp_auth.validator import McpValidator
 
 pytestmark = pytest.mark.django_db
 
@@ -202,3 +203,19 @@ def test_it_grants_nothing_to_a_user_never_given_the_permission(client, another_
     assert list_tools(client, raw).status_code == 403  # a refusal is never remembered
     grant_mcp_tools(another_account)
     assert list_tools(client, raw).status_code == 200
+
+
+class _DisabledApplications(McpValidator):
+    """As a deployment might say an application was switched off: DOT's own bearer check then refuses its tokens."""
+
+    def validate_bearer_token(self, token, scopes, request):
+        return False
+
+
+def test_the_token_is_checked_by_the_configured_oauth_validator(client, agent_user, settings):
+    raw, _ = issue_token(agent_user)
+    settings.MCP_TOKEN_CHECK_SECONDS = 0
+    assert list_tools(client, raw).status_code == 200
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "OAUTH2_VALIDATOR_CLASS": _DisabledApplications}
+    response = list_tools(client, raw)
+    assert response.status_code == 401 and 'error="invalid_token"' in response["WWW-Authenticate"]
