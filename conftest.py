@@ -141,6 +141,17 @@ def eager_tasks():
 
 
 @pytest.fixture
+def sent_deliveries(monkeypatch):
+    """The id lists the intake hands Celery as hooks.process_deliveries messages, kept here instead of reaching the
+    broker: the test runs what it needs itself."""
+    from hooks import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks.process_deliveries, "apply_async", lambda args, **options: sent.append(list(args[0])))
+    return sent
+
+
+@pytest.fixture
 def web_client():
     """A test client whose requests go through config.wsgi.application, as the web process serves them."""
     # Imported before the test runs: its first import sets Django up again, which reconfigures logging and would

@@ -47,7 +47,7 @@ def delete(*, automation_id: int) -> None:
     # Ended first, in a statement of their own that takes no lock of the automation's: a person answering
     # meanwhile finds the run ended (the unavailable page), not a run about to go on then vanish.
     runs.end_waiting(automation_id=automation_id, reason=ENDED_BY_DELETION)
-    while _turned_off(automation_id):
+    while turned_off(automation_id):
         try:
             if _deleted_while_off(automation_id):
                 return
@@ -58,8 +58,8 @@ def delete(*, automation_id: int) -> None:
                 raise
 
 
-def _turned_off(automation_id: int) -> bool:
-    """Step 1: off and committed, once no one holds the row FOR KEY SHARE; False if the automation is gone."""
+def turned_off(automation_id: int) -> bool:
+    """Step 1 of delete(): off and committed, once no one holds the row FOR KEY SHARE; False if it is gone."""
     with transaction.atomic():
         if not Automation.objects.select_for_update().filter(pk=automation_id).exists():
             return False

@@ -145,12 +145,10 @@ def test_it_says_where_it_listens_and_leaves_no_control_socket_in_home(tmp_path)
     assert not (tmp_path / ".gunicorn").exists()
 
 
-def test_a_hooks_worker_that_ends_without_its_lifespan_sends_the_ids_its_writer_committed(monkeypatch):
+def test_a_hooks_worker_that_ends_without_its_lifespan_sends_the_ids_its_writer_committed(monkeypatch, sent_deliveries):
     from config import gunicorn as gunicorn_settings
     from hooks import intake
 
-    sent = []
-    monkeypatch.setattr(intake, "_publish", sent.append)
     monkeypatch.setattr(intake.writer, "unsent", [7, 8])  # committed, their message not due yet
     gunicorn_settings.worker_exit(server=None, worker=None)  # as gunicorn calls it in the worker, on SIGINT too
-    assert [7, 8] in sent
+    assert sent_deliveries == [[7, 8]]

@@ -49,7 +49,7 @@ def test_deleting_one_already_gone_does_nothing(make_automation):
 def test_one_turned_on_again_between_its_two_commits_is_turned_off_again_then_deleted(make_automation, monkeypatch):
     """Deleting runs only while off, so that no claim is under way when it locks the automation."""
     automation = make_automation(RECORD, enabled=False)
-    turned_off = deletion._turned_off
+    turned_off = deletion.turned_off
     rounds = []
 
     def turned_on_meanwhile(automation_id):
@@ -58,7 +58,7 @@ def test_one_turned_on_again_between_its_two_commits_is_turned_off_again_then_de
             services.turn_on(automation=automation)
         return rounds[-1]
 
-    monkeypatch.setattr(deletion, "_turned_off", turned_on_meanwhile)
+    monkeypatch.setattr(deletion, "turned_off", turned_on_meanwhile)
     services.delete_automation(automation=automation)
     assert rounds == [True, True]
     assert not Automation.objects.exists()

@@ -29,6 +29,7 @@ from tests.processes import HooksProcess
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="races between connections need PostgreSQL"),
+    pytest.mark.usefixtures("sent_deliveries"),  # the tests call the worker's functions themselves: no message is sent
 ]
 
 STEPS = [
@@ -109,12 +110,6 @@ def blocking(pid: int) -> set[int]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT unnest(pg_blocking_pids(%s))", [pid])
         return {row[0] for row in cursor.fetchall()}
-
-
-@pytest.fixture(autouse=True)
-def no_broker(monkeypatch):
-    """The tests call the worker's functions themselves: the intake queues no task."""
-    monkeypatch.setattr(intake, "_publish", lambda ids: None)
 
 
 def hook_path(automation) -> str:

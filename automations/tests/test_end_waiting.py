@@ -56,13 +56,13 @@ def test_deleting_the_automation_ends_its_waiting_runs_first(make_automation, mo
     automation = make_automation(WAIT_THEN_RECORD)
     run = deliver(automation).run
     seen = []
-    real = deletion._turned_off
+    real = deletion.turned_off
 
     def spy(automation_id):
         seen.append(Run.objects.filter(pk=run.pk).values_list("status", "error").first())
         return real(automation_id)
 
-    monkeypatch.setattr(deletion, "_turned_off", spy)
+    monkeypatch.setattr(deletion, "turned_off", spy)
     services.delete_automation(automation=automation)
     assert seen[0] == (Run.Status.FAILED, "ended while it waited: the automation was deleted")
     assert not Run.objects.filter(pk=run.pk).exists()

@@ -138,10 +138,9 @@ def test_django_gets_a_body_by_its_deadline_and_never_a_cut_off_one():
 
 
 @pytest.fixture
-def no_database(monkeypatch):
+def no_database(monkeypatch, sent_deliveries):
     """Rows get ids without a database, and no task is queued."""
     monkeypatch.setattr(intake.statements, "insert_deliveries", lambda rows: [setattr(row, "pk", 1) for row in rows])
-    monkeypatch.setattr(intake, "_publish", lambda ids: None)
 
 
 def a_row():
@@ -150,8 +149,8 @@ def a_row():
 
 def test_a_request_whose_row_is_not_committed_in_time_gets_an_error_and_the_writer_goes_on(no_database, monkeypatch):
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.05)
-    stalled, commit = threading.Event(), intake._commit
-    monkeypatch.setattr(intake, "_commit", lambda rows: stalled.wait(10) and commit(rows))
+    stalled, insert = threading.Event(), intake.statements.insert_deliveries
+    monkeypatch.setattr(intake.statements, "insert_deliveries", lambda rows: stalled.wait(10) and insert(rows))
     writer = intake.Writer()
 
     async def late_then_on_time():
@@ -167,16 +166,16 @@ def test_a_request_whose_row_is_not_committed_in_time_gets_an_error_and_the_writ
         writer.stop()
 
 
-def test_a_row_that_failed_to_store_raises_its_error_in_the_request(monkeypatch):
-    def batch_fails(rows):
-        raise intake.IntegrityError("a foreign key")
+@pytest.mark.django_db(transaction=True)  # the writer's thread commits on a connection of its own
+def test_a_row_that_failed_to_store_raises_its_error_in_the_request(make_automation):
+    from automations import services
 
-    monkeypatch.setattr(intake.statements, "insert_deliveries", batch_fails)
-    monkeypatch.setattr(intake, "_insert_failure", lambda row: intake.AutomationGone())
+    gone = make_automation([])
+    services.delete_automation(automation=gone)
     writer = intake.Writer()
     try:
-        with pytest.raises(intake.AutomationGone):
-            asyncio.run(writer.store(a_row()))
+        with pytest.raises(intake.AutomationGone):  # its foreign key failed in the batch, then alone
+            asyncio.run(writer.store(intake.Accepted(gone.pk, "POST", "/", "", "", b"", "")))
     finally:
         writer.stop()
 
@@ -302,7 +301,7 @@ def test_large_bodies_are_held_at_most_threads_at_a_time_from_their_read_to_thei
     assert read == ["first", "second"] and len(stored) == 2
 
 
-def test_a_request_that_gave_up_before_its_row_joined_a_commit_is_never_stored(monkeypatch):
+def test_a_request_that_gave_up_before_its_row_joined_a_commit_is_never_stored(monkeypatch, sent_deliveries):
     started, let_go, committed = threading.Event(), threading.Event(), []
 
     def insert(rows):
@@ -313,7 +312,6 @@ def test_a_request_that_gave_up_before_its_row_joined_a_commit_is_never_stored(m
             row.pk = 1
 
     monkeypatch.setattr(intake.statements, "insert_deliveries", insert)
-    monkeypatch.setattr(intake, "_publish", lambda ids: None)
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.2)
     writer = intake.Writer()
 
@@ -335,8 +333,10 @@ def test_a_request_that_gave_up_before_its_row_joined_a_commit_is_never_stored(m
 
 
 def test_a_second_event_loop_is_refused_while_the_first_has_a_commit_under_way(no_database, monkeypatch):
-    started, let_go, commit = threading.Event(), threading.Event(), intake._commit
-    monkeypatch.setattr(intake, "_commit", lambda rows: started.set() or let_go.wait(10) and commit(rows))
+    started, let_go, insert = threading.Event(), threading.Event(), intake.statements.insert_deliveries
+    monkeypatch.setattr(
+        intake.statements, "insert_deliveries", lambda rows: started.set() or let_go.wait(10) and insert(rows)
+    )
     writer = intake.Writer()
     first_loop = asyncio.new_event_loop()
     first = threading.Thread(target=first_loop.run_until_complete, args=(writer.store(a_row()),))

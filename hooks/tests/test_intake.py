@@ -12,7 +12,6 @@ from hooks.models import Delivery
 from tests.e2e.stack import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PUBLISH = intake._publish
 
 
 def delivery_for(automation, n=0):
@@ -51,29 +50,28 @@ def store_all(rows, *, first=None, first_started=None):
 
 
 class Batches(list):
-    """The size of each batch the writer commits, and how its first commit is held back."""
+    """The rows of each INSERT the writer sends (a batch, or a row retried alone), and how its first is held back."""
 
     first_started: threading.Event
     behind: int = 0  # requests to let queue up behind the first commit before it goes on
 
 
 @pytest.fixture
-def batches(monkeypatch):
-    """The first commit is held until the requests expected behind it are queued, so that they pile up."""
-    sizes, real = Batches(), intake._commit
+def batches(monkeypatch, sent_deliveries):
+    """The first INSERT is held until the requests expected behind it are queued, so that they pile up."""
+    sizes, insert = Batches(), statements.insert_deliveries
     sizes.first_started = threading.Event()
 
-    def commit(batch):
-        sizes.append(len(batch))
+    def held_first(rows):
+        sizes.append(len(rows))
         if len(sizes) == 1:
             sizes.first_started.set()
             wait_until(
                 lambda: len(intake.writer.waiting) >= sizes.behind, 20, 0.01, "requests gathered behind the first"
             )
-        return real(batch)
+        return insert(rows)
 
-    monkeypatch.setattr(intake, "_commit", commit)
-    monkeypatch.setattr(intake, "_publish", lambda ids: None)
+    monkeypatch.setattr(statements, "insert_deliveries", held_first)
     return sizes
 
 
@@ -94,16 +92,11 @@ def test_a_row_of_a_deleted_automation_fails_alone(make_automation, batches):
     rows = [delivery_for(kept, n) for n in range(5)] + [doomed]
     errors = store_all(rows, first=delivery_for(kept, -1), first_started=batches.first_started)
     assert list(errors) == [b"99"] and isinstance(errors[b"99"], intake.AutomationGone)
-    assert batches == [1, 6]
+    assert batches == [1, 6] + [1] * 6  # the batch failed, then each row was inserted alone
     assert Delivery.objects.count() == 6
 
 
-def test_the_rows_of_a_failed_batch_that_commit_alone_leave_in_one_message(make_automation, batches, monkeypatch):
-    from hooks import tasks
-
-    sent = []
-    monkeypatch.setattr(tasks.process_deliveries, "apply_async", lambda args, **options: sent.append(list(args[0])))
-    monkeypatch.setattr(intake, "_publish", PUBLISH)  # the batches fixture holds it back
+def test_the_rows_of_a_failed_batch_that_commit_alone_leave_in_one_message(make_automation, batches, sent_deliveries):
     kept, deleted = make_automation([]), make_automation([], name="deleted")
     doomed = delivery_for(deleted, 99)
     automation_services.delete_automation(automation=deleted)
@@ -111,9 +104,9 @@ def test_the_rows_of_a_failed_batch_that_commit_alone_leave_in_one_message(make_
     rows = [delivery_for(kept, n) for n in range(3)] + [doomed]
     assert list(store_all(rows, first=delivery_for(kept, -1), first_started=batches.first_started)) == [b"99"]
     intake.stop()  # the writer sends what it holds before it ends
-    assert batches == [1, 4]
-    assert [len(ids) for ids in sent] == [1, 3]
-    assert sorted(sum(sent, [])) == sorted(Delivery.objects.values_list("pk", flat=True))
+    assert batches == [1, 4] + [1] * 4
+    assert [len(ids) for ids in sent_deliveries] == [1, 3]
+    assert sorted(sum(sent_deliveries, [])) == sorted(Delivery.objects.values_list("pk", flat=True))
 
 
 def test_committed_deliveries_are_queued_in_batches_and_run(make_automation, eager_tasks):
@@ -234,7 +227,8 @@ def test_a_full_message_leaves_without_waiting_out_the_window(messages, monkeypa
 def test_a_message_carries_at_most_a_chunk_of_ids(messages):
     sent, _ = messages
     chunk = intake.DISPATCH_CHUNK
-    intake._publish(list(range(2 * chunk + 10)))
+    intake.writer.unsent = list(range(2 * chunk + 10))
+    intake.stop()  # the writer sends what it holds
     assert [len(ids) for ids in sent] == [chunk, chunk, 10]
     assert sum(sent, []) == list(range(2 * chunk + 10))
 
@@ -293,9 +287,8 @@ def test_a_value_postgresql_cannot_hold_is_refused_not_cut_short(make_automation
     assert Delivery.objects.count() == 1
 
 
-def test_a_connection_the_server_closed_is_replaced_and_the_delivery_stored(make_automation, monkeypatch):
+def test_a_connection_the_server_closed_is_replaced_and_the_delivery_stored(make_automation, sent_deliveries):
     postgresql_only()
-    monkeypatch.setattr(intake, "_publish", lambda ids: None)
     automation = make_automation([])
     store_all([delivery_for(automation, 1)])  # the writer thread has its connection now
     with connection.cursor() as cursor:

@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from automations import engine, runs
 from automations.models import Run, StepEffect
-from automations.steps import form as form_step
 from interfaces import approvals
 from interfaces.models import ApprovalItem, ApprovalQueue
 from interfaces.tests.conftest import ASK_THEN_RECORD
@@ -89,19 +88,22 @@ def test_a_form_step_run_again_mails_no_second_link_and_waits_on_the_first(clien
     assert Run.objects.get(pk=run.pk).answer == {"amount": 12}
 
 
-def test_a_form_step_whose_worker_died_before_mailing_mails_the_link_it_issued_once(make_automation, monkeypatch):
-    run = queued_run(make_automation([ASK_BY_MAIL, AFTER]))
-    real_send = form_step._send
+class DiesConnecting(locmem.EmailBackend):
+    """The worker's process ends while it connects to the mail server: nothing is mailed."""
 
-    def killed(*args, **kwargs):
+    def open(self):
         raise WorkerKilled
 
-    monkeypatch.setattr(form_step, "_send", killed)
+
+def test_a_form_step_whose_worker_died_before_mailing_mails_the_link_it_issued_once(settings, make_automation):
+    run = queued_run(make_automation([ASK_BY_MAIL, AFTER]))
+    mailing = settings.EMAIL_BACKEND
+    settings.EMAIL_BACKEND = f"{__name__}.DiesConnecting"
     with pytest.raises(WorkerKilled):
         worker_lost_after_the_step_acted(run.pk)
     issued = one_time_keys(run).get()
     assert not mail.outbox
-    monkeypatch.setattr(form_step, "_send", real_send)
+    settings.EMAIL_BACKEND = mailing
     run = next_worker_goes_on(run.pk)
     assert len(mail.outbox) == 1 and one_time_keys(run).get() == issued
     assert run.waiting_for["public_key_id"] == issued.pk
