@@ -18,8 +18,8 @@ from publickeys.models import PublicKey
 
 
 def url_purposes() -> list[str]:
-    """The purposes of every URL a trigger type gives an automation (triggers/<type>.py URLS), in a fixed order."""
-    return sorted({purpose for module in triggers.types().values() for purpose in module.URLS})
+    """The purposes of every URL a trigger type gives an automation (its Trigger's URLS), in a fixed order."""
+    return sorted({purpose for trigger in triggers.types().values() for purpose in trigger.URLS})
 
 
 ENDED_BY_RESET = "the automation was reset (Processing > Reset)"
@@ -93,6 +93,7 @@ def turn_on(*, automation: Automation) -> None:
 
 @transaction.atomic
 def turn_off(*, automation: Automation) -> None:
+    """Off: the trigger is deactivated; deliveries are kept until it is turned on again."""
     changed = Automation.objects.filter(pk=automation.pk, enabled=True).update(enabled=False, updated_at=timezone.now())
     automation.enabled = False
     if changed:
@@ -142,7 +143,7 @@ def issue_new_urls(*, automation: Automation) -> None:
 
 
 def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
-    """Keys for the URLs its trigger type has (triggers/<type>.py URLS); those of other purposes are retired."""
+    """Keys for the URLs its trigger type has (its Trigger's URLS); those of other purposes are retired."""
     wanted = triggers.of(automation).URLS
     live = key_selectors.live_purposes(target=automation)
     for purpose in url_purposes():
