@@ -125,8 +125,9 @@ def delete_automation(*, automation: Automation) -> None:
     """Deleted: its deliveries, runs and lookup rows go with it, and its URLs answer 404.
 
     Wins every race with the intake and the workers (automations/deletion.py):
-    it is turned off first, in a commit of its own, then deleted. Call it
-    outside a transaction, as admin does.
+    it is turned off first, in a commit of its own (its trigger deactivated if
+    it was on), then deleted (its trigger's delete called just before the row
+    goes). Call it outside a transaction, as admin does.
     """
     deletion.delete(automation_id=automation.pk)
 

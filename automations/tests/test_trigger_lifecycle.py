@@ -52,6 +52,17 @@ def test_creating_it_on_activates_the_trigger_once_and_off_calls_nothing(owner, 
     assert trigger_hooks.calls == [("activate", "webhook", on.pk)]
 
 
+def test_deleting_one_that_is_on_deactivates_then_deletes_its_trigger_before_the_row_goes(
+    make_automation, trigger_hooks
+):
+    automation = make_automation(RECORD)
+    trigger_hooks.calls.clear()
+    services.delete_automation(automation=automation)
+    assert trigger_hooks.calls == [("deactivate", "webhook", automation.pk), ("delete", "webhook", automation.pk)]
+    assert trigger_hooks.row_at_delete is True
+    assert not Automation.objects.exists()
+
+
 def test_deleting_one_that_is_off_only_deletes_its_trigger(make_automation, trigger_hooks):
     automation = make_automation(RECORD, enabled=False)
     services.delete_automation(automation=automation)
