@@ -53,8 +53,9 @@ def create_automation(*, owner, name: str, definition: dict, enabled: bool = Fal
 def update_automation(
     *, automation: Automation, name: str | None = None, definition: dict | None = None, owner=None
 ) -> Automation:
-    """Change the name or the definition. A new trigger type gets its URLs; if the automation is on, the old
-    trigger is deactivated and the new one activated, and a refusal (TriggerRefused) leaves everything unchanged."""
+    """Change the name or the definition. A new trigger type gets its URLs; if the automation is on, the new
+    trigger is activated, then the old one deactivated. A refusal (TriggerRefused) leaves everything unchanged:
+    the new trigger raised it before the old one was told anything."""
     before = triggers.of(automation)
     if definition is not None:
         automation.definition = _stored(definition)
@@ -67,8 +68,8 @@ def update_automation(
     if after is not before:
         _issue_urls(automation, missing_only=True)
         if automation.enabled:
-            before.deactivate(automation)
             after.activate(automation)
+            before.deactivate(automation)
     signals.send_on_commit(signals.updated, automation)
     return automation
 

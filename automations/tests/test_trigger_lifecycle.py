@@ -70,6 +70,13 @@ def test_deleting_one_that_is_off_only_deletes_its_trigger(make_automation, trig
     assert trigger_hooks.calls == [("delete", "webhook", automation.pk)]
 
 
+def test_a_new_trigger_type_while_on_is_activated_before_the_old_one_is_deactivated(make_automation, trigger_hooks):
+    automation = make_automation(RECORD)
+    trigger_hooks.calls.clear()
+    services.update_automation(automation=automation, definition=document("web_service"))
+    assert trigger_hooks.calls == [("activate", "web_service", automation.pk), ("deactivate", "webhook", automation.pk)]
+
+
 def test_a_new_trigger_type_while_off_calls_nothing(make_automation, trigger_hooks):
     automation = make_automation(RECORD, enabled=False)
     services.update_automation(automation=automation, definition=document("web_service"))
@@ -91,6 +98,18 @@ def test_creating_an_automation_on_whose_trigger_refuses_creates_it_off(owner, t
     with pytest.raises(TriggerRefused) as refused:
         services.create_automation(owner=owner, name="Refused", definition=document(), enabled=True)
     assert refused.value.automation.pk == Automation.objects.get(enabled=False).pk
+
+
+def test_a_new_trigger_type_refused_while_on_changes_nothing_and_leaves_the_old_one_active(
+    make_automation, trigger_hooks
+):
+    automation = make_automation(RECORD)
+    trigger_hooks.calls.clear()
+    trigger_hooks.refuse = REFUSAL
+    with pytest.raises(TriggerRefused):
+        services.update_automation(automation=automation, definition=document("web_service"))
+    assert trigger_hooks.calls == [("activate", "web_service", automation.pk)]  # the old one was told nothing
+    assert stored(automation).enabled and stored(automation).definition["trigger"]["type"] == "webhook"
 
 
 # --- admin -------------------------------------------------------------------
@@ -139,6 +158,16 @@ def test_admins_delete_deletes_the_trigger_once(
         staff_client.post(f"/admin/automations/automation/{automation.pk}/delete/", {"post": "yes"})
     assert trigger_hooks.calls == [("delete", "webhook", automation.pk)]
     assert not Automation.objects.exists()
+
+
+def test_admins_form_with_a_new_trigger_type_while_on_activates_it_then_deactivates_the_old_one(
+    staff_client, make_automation, trigger_hooks
+):
+    automation = make_automation(RECORD)
+    trigger_hooks.calls.clear()
+    change(staff_client, automation, type_="web_service", enabled=True)
+    assert trigger_hooks.calls == [("activate", "web_service", automation.pk), ("deactivate", "webhook", automation.pk)]
+    assert stored(automation).enabled
 
 
 def test_admin_shows_the_refusal_and_keeps_the_automation_off(staff_client, owner, trigger_hooks):
