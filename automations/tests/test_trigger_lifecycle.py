@@ -170,6 +170,16 @@ def test_admins_form_with_a_new_trigger_type_while_on_activates_it_then_deactiva
     assert stored(automation).enabled
 
 
+def test_admins_form_turning_off_with_a_new_trigger_type_never_activates_it(
+    staff_client, make_automation, trigger_hooks
+):
+    automation = make_automation(RECORD)
+    trigger_hooks.calls.clear()
+    change(staff_client, automation, type_="web_service", enabled=False)
+    assert trigger_hooks.calls == [("deactivate", "webhook", automation.pk)]
+    assert stored(automation).definition["trigger"]["type"] == "web_service"
+
+
 def test_admin_shows_the_refusal_and_keeps_the_automation_off(staff_client, owner, trigger_hooks):
     trigger_hooks.refuse = REFUSAL
     page = staff_client.post("/admin/automations/automation/add/", form(owner, enabled=True), follow=True)
@@ -180,6 +190,20 @@ def test_admin_shows_the_refusal_and_keeps_the_automation_off(staff_client, owne
     page = action(staff_client, "turn_on", automation)
     assert "left off, its trigger refused" in page and "0 automation(s) on." in page
     assert not stored(automation).enabled
+
+
+def test_admin_saves_a_new_trigger_type_refused_while_on_and_leaves_it_off(
+    staff_client, make_automation, trigger_hooks
+):
+    automation = make_automation(RECORD)
+    trigger_hooks.calls.clear()
+    trigger_hooks.refuse = REFUSAL
+    page = change(staff_client, automation, type_="web_service", enabled=True)
+    assert f"left off, its trigger refused: {REFUSAL}" in page
+    assert trigger_hooks.calls == [("activate", "web_service", automation.pk), ("deactivate", "webhook", automation.pk)]
+    assert not stored(automation).enabled
+    assert stored(automation).definition["trigger"]["type"] == "web_service"
+    assert services.hook_url(stored(automation)) is None  # the new type's URLs, as any save gives them
 
 
 # --- the import command ------------------------------------------------------
