@@ -1,6 +1,7 @@
 """Fixtures shared by every suite: a clean cache and feed memory per test, catalog builders, personas."""
 
 import copy
+from types import SimpleNamespace
 
 import pytest
 from django.core.cache import cache
@@ -128,6 +129,40 @@ def make_automation(owner):
         return services.create_automation(owner=user or owner, name=name, definition=definition, enabled=enabled)
 
     return make
+
+
+@pytest.fixture
+def trigger_hooks(monkeypatch):
+    """Every trigger kind, replaced by a subclass that records its hooks in .calls as (hook, type, automation pk).
+
+    activate writes a lookup row first (inside the caller's transaction), then refuses with .refuse when it is set;
+    delete records in .row_at_delete whether the automation's row was still there.
+    """
+    from automations import triggers
+    from automations.models import Automation, LookupRow
+
+    recorder = SimpleNamespace(calls=[], refuse=None, row_at_delete=None)
+
+    def recording(kind: type) -> type:
+        class Recording(kind):
+            def activate(self, automation):
+                recorder.calls.append(("activate", self.TYPE, automation.pk))
+                LookupRow.objects.create(owner=automation.owner, automation=automation, table="activated", data={})
+                if recorder.refuse:
+                    raise triggers.TriggerRefused(recorder.refuse)
+
+            def deactivate(self, automation):
+                recorder.calls.append(("deactivate", self.TYPE, automation.pk))
+
+            def delete(self, automation):
+                recorder.calls.append(("delete", self.TYPE, automation.pk))
+                recorder.row_at_delete = Automation.objects.filter(pk=automation.pk).exists()
+
+        return Recording
+
+    for type_, trigger in list(triggers.types().items()):
+        monkeypatch.setitem(triggers.types(), type_, recording(type(trigger))())
+    return recorder
 
 
 @pytest.fixture

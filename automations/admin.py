@@ -98,28 +98,34 @@ class AutomationAdmin(admin.ModelAdmin):
         """Through the services: create (with its URLs) or update, then turn on or off as the form says.
 
         A trigger that refuses to turn on leaves the automation saved and
-        off, and its message is shown.
+        off, and its message is shown. That includes a new trigger type on an
+        automation that is on: it is then turned off (its old trigger
+        deactivated) and saved with the new type. Turning off comes before
+        the update, so that a new trigger type is never activated for nothing.
         """
         data, wanted = form.cleaned_data, automation.enabled
+        fields = {"owner": data["owner"], "name": data["name"], "definition": data["definition"]}
+        refusal = None
         with transaction.atomic():
             if change:
-                saved = services.update_automation(
-                    automation=Automation.objects.select_for_update().get(pk=automation.pk),
-                    owner=data["owner"],
-                    name=data["name"],
-                    definition=data["definition"],
-                )
+                stored = _locked(automation)
+                if not wanted:
+                    services.turn_off(automation=stored)
+                try:
+                    saved = services.update_automation(automation=stored, **fields)
+                except TriggerRefused as refused:
+                    stored = _locked(automation)  # the refused update rolled back the row, not the instance
+                    services.turn_off(automation=stored)
+                    saved, refusal = services.update_automation(automation=stored, **fields), refused
             else:
-                saved = services.create_automation(
-                    owner=data["owner"], name=data["name"], definition=data["definition"]
-                )
-            automation.pk, automation.enabled = saved.pk, saved.enabled
-            try:
-                if wanted:
+                saved = services.create_automation(**fields)
+            automation.pk = saved.pk
+            if wanted and refusal is None:
+                try:
                     services.turn_on(automation=saved)
-                else:
-                    services.turn_off(automation=saved)
-            except TriggerRefused as refusal:
+                except TriggerRefused as refused:
+                    refusal = refused
+            if refusal is not None:
                 self.message_user(request, f"{saved}: left off, its trigger refused: {refusal}", messages.ERROR)
             automation.enabled = saved.enabled
 
@@ -175,6 +181,11 @@ class AutomationAdmin(admin.ModelAdmin):
             services.issue_new_urls(automation=automation)
             self.log_change(request, automation, "Issued new URLs; the old ones stopped working.")
         self.message_user(request, f"{queryset.count()} automation(s) have new URLs; the old ones answer 404.")
+
+
+def _locked(automation) -> Automation:
+    """The automation as stored, its row held until the transaction ends."""
+    return Automation.objects.select_for_update().get(pk=automation.pk)
 
 
 def _url(automation, url_of) -> str:

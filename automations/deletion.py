@@ -9,17 +9,19 @@ for it (a deadlock); a delete that collected the rows without any lock would
 miss a run committed meanwhile, and fail on its foreign key at commit
 (IntegrityError, the automation left in place). So, in two commits:
 
-1. The automation is turned off, under FOR UPDATE, which first waits for
-   whoever holds its row FOR KEY SHARE. Committed, it stops new runs:
-   workers turn into runs only deliveries of an automation that is on.
+1. The automation is turned off (its trigger deactivated if it was on),
+   under FOR UPDATE, which first waits for whoever holds its row FOR KEY
+   SHARE. Committed, it stops new runs: workers turn into runs only
+   deliveries of an automation that is on.
 2. In one transaction: the automation's row is held FOR NO KEY UPDATE (no
    turn-on meanwhile, and foreign key checks still pass), the rows that
    nothing else points at (deliveries, lookup rows) are deleted, which waits
    for the workers under way to commit their runs, and only then is the
-   automation locked FOR UPDATE and deleted with Django's collector, which
-   reads what remains after the lock. A row committing after that lock waits
-   for the delete, then fails its foreign key: the intake answers 404
-   (hooks.intake.AutomationGone) and a worker ends.
+   automation locked FOR UPDATE, its trigger's delete called, and the row
+   deleted with Django's collector, which reads what remains after the
+   lock. A row committing after that lock waits for the delete, then fails
+   its foreign key: the intake answers 404 (hooks.intake.AutomationGone)
+   and a worker ends.
 
 SQLite takes its one write lock at the start of each transaction, so there
 the same steps simply run one after the other.
@@ -59,11 +61,18 @@ def delete(*, automation_id: int) -> None:
 
 
 def turned_off(automation_id: int) -> bool:
-    """Step 1 of delete(): off and committed, once no one holds the row FOR KEY SHARE; False if it is gone."""
+    """Step 1 of delete(): off and committed, once no one holds the row FOR KEY SHARE; False if the automation is gone.
+
+    An automation that was on has its trigger deactivated in this commit, as turning it off would.
+    """
     with transaction.atomic():
-        if not Automation.objects.select_for_update().filter(pk=automation_id).exists():
+        automation = Automation.objects.select_for_update().filter(pk=automation_id).first()
+        if automation is None:
             return False
-        Automation.objects.filter(pk=automation_id).update(enabled=False)
+        if automation.enabled:
+            Automation.objects.filter(pk=automation_id).update(enabled=False)
+            automation.enabled = False
+            triggers.of(automation).deactivate(automation)
     return True
 
 

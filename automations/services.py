@@ -18,8 +18,8 @@ from publickeys.models import PublicKey
 
 
 def url_purposes() -> list[str]:
-    """The purposes of every URL a trigger type gives an automation (triggers/<type>.py URLS), in a fixed order."""
-    return sorted({purpose for module in triggers.types().values() for purpose in module.URLS})
+    """The purposes of every URL a trigger type gives an automation (its Trigger's URLS), in a fixed order."""
+    return sorted({purpose for trigger in triggers.types().values() for purpose in trigger.URLS})
 
 
 ENDED_BY_RESET = "the automation was reset (Processing > Reset)"
@@ -53,8 +53,9 @@ def create_automation(*, owner, name: str, definition: dict, enabled: bool = Fal
 def update_automation(
     *, automation: Automation, name: str | None = None, definition: dict | None = None, owner=None
 ) -> Automation:
-    """Change the name or the definition. A new trigger type gets its URLs; if the automation is on, the old
-    trigger is deactivated and the new one activated, and a refusal (TriggerRefused) leaves everything unchanged."""
+    """Change the name or the definition. A new trigger type gets its URLs; if the automation is on, the new
+    trigger is activated, then the old one deactivated. A refusal (TriggerRefused) leaves everything unchanged:
+    the new trigger raised it before the old one was told anything."""
     before = triggers.of(automation)
     if definition is not None:
         automation.definition = _stored(definition)
@@ -67,8 +68,8 @@ def update_automation(
     if after is not before:
         _issue_urls(automation, missing_only=True)
         if automation.enabled:
-            before.deactivate(automation)
             after.activate(automation)
+            before.deactivate(automation)
     signals.send_on_commit(signals.updated, automation)
     return automation
 
@@ -93,6 +94,7 @@ def turn_on(*, automation: Automation) -> None:
 
 @transaction.atomic
 def turn_off(*, automation: Automation) -> None:
+    """Off: the trigger is deactivated; deliveries are kept until it is turned on again."""
     changed = Automation.objects.filter(pk=automation.pk, enabled=True).update(enabled=False, updated_at=timezone.now())
     automation.enabled = False
     if changed:
@@ -124,8 +126,9 @@ def delete_automation(*, automation: Automation) -> None:
     """Deleted: its deliveries, runs and lookup rows go with it, and its URLs answer 404.
 
     Wins every race with the intake and the workers (automations/deletion.py):
-    it is turned off first, in a commit of its own, then deleted. Call it
-    outside a transaction, as admin does.
+    it is turned off first, in a commit of its own (its trigger deactivated if
+    it was on), then deleted (its trigger's delete called just before the row
+    goes). Call it outside a transaction, as admin does.
     """
     deletion.delete(automation_id=automation.pk)
 
@@ -142,7 +145,7 @@ def issue_new_urls(*, automation: Automation) -> None:
 
 
 def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
-    """Keys for the URLs its trigger type has (triggers/<type>.py URLS); those of other purposes are retired."""
+    """Keys for the URLs its trigger type has (its Trigger's URLS); those of other purposes are retired."""
     wanted = triggers.of(automation).URLS
     live = key_selectors.live_purposes(target=automation)
     for purpose in url_purposes():

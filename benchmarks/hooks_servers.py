@@ -1,4 +1,4 @@
-"""The hooks process's application on three ASGI servers, in one sitting: which one accepts webhooks fastest.
+"""The hooks process's application on three ASGI servers, in one run: which one accepts webhooks fastest.
 
 Run: .venv/bin/python benchmarks/hooks_servers.py [--seconds 5] [--rounds 5]
 

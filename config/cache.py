@@ -2,8 +2,8 @@
 
 Two changes, same contract as Django's backend:
 - Django builds a new redis.Redis object on every cache call, and redis-py
-  fills a table of some 170 response callbacks in each constructor: about
-  160 µs of CPU per call, most of a rate-limit check. A Redis object is only
+  fills a table of some 170 response callbacks in each constructor, most of
+  the CPU of a rate-limit check (benchmarks/RESULTS.md). A Redis object is only
   a handle on a thread-safe connection pool, so one per pool is kept.
 - Django's incr asks EXISTS and then INCRBY; a server-side script does both
   in one round trip (a missing key still raises ValueError and is not created).

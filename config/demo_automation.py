@@ -1,9 +1,9 @@
 """`make run`'s demo automations: imported and turned on the first time only, their URLs printed at every start.
 
-Run as `python -m config.demo_automation`. Every start used to import the
-document again and turn the automation on, undoing what was changed in admin
-since (turned off, steps edited). Now an automation of the demo's name owned
-by `admin` is left as it is; one deleted in admin comes back at the next start.
+Run as `python -m config.demo_automation`. An automation of the demo's name
+owned by `admin` is left as it is, so that what was changed in admin (turned
+off, steps edited) outlives a restart; one deleted in admin comes back at the
+next start.
 
 The demos: record and answer (webhook and web service), an approval flow
 whose approval link is printed too (its queue is made at once, so the link

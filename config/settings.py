@@ -408,8 +408,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Celery closes a worker's database connections around every task unless this
-# is set, so each task paid for a new PostgreSQL connection (a backlog drained
-# at 153 deliveries/s then, 187 now: benchmarks/RESULTS.md). With it set,
+# is set, so each task would pay for a new PostgreSQL connection, which slows
+# the drain of a backlog (benchmarks/RESULTS.md). With it set,
 # Celery closes them only every this many tasks; in between, config/celery.py
 # gives tasks the lifecycle Django gives requests (DB_CONN_MAX_AGE, health
 # checks).

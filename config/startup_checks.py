@@ -43,7 +43,7 @@ def refuse_listen_only_host(name: str, url: str) -> None:
     """Stop start-up when a public URL names 0.0.0.0 or ::, addresses to listen on that no client can ask for.
 
     Its host name would become an allowed host that only a forged Host header
-    can carry (`make run` used to derive BASE_URL from WEB_BIND=0.0.0.0:8000).
+    can carry (as with a BASE_URL derived from WEB_BIND=0.0.0.0:8000).
     """
     host = urlsplit(url).hostname or ""
     try:

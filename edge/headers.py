@@ -2,9 +2,9 @@
 
 Django's SecurityMiddleware and XFrameOptionsMiddleware each add their
 headers from settings; the hooks process answers webhooks without Django
-(hooks/asgi.py) and used to learn those headers by sending Django a probe per
-route. Now both take them from security_headers(): Django's answers through
-SecurityHeadersMiddleware, the hooks process's directly.
+(hooks/asgi.py). Both take them from security_headers(), so the two set the
+same headers without the hooks process asking Django per route: Django's
+answers through SecurityHeadersMiddleware, the hooks process's directly.
 
 SecurityHeadersMiddleware sits right after Django's SecurityMiddleware, which
 stays for its https redirect and for Django's deploy checks; on every answer

@@ -34,7 +34,8 @@ class AutomationGone(Exception):
 class Accepted:
     """The columns an accepted request sets (statements.ACCEPTED), and the row's id once stored.
 
-    Not a Delivery: under load, building the instance was 7% of a process's busy time (benchmarks/RESULTS.md).
+    Not a Delivery: under load, building a model instance per request is a measurable share of a process's busy
+    time (benchmarks/RESULTS.md).
     """
 
     automation_id: int

@@ -106,8 +106,7 @@ def insert_deliveries(rows: list) -> None:
     is prepared once per batch size on the connection and sent through libpq
     with every value in binary: Django's bulk_create builds and quotes the
     statement in Python on every call, and psycopg's execute adapts each
-    value in Python, four to five times the CPU of this for a batch of 16
-    (benchmarks/RESULTS.md). On SQLite the same statement goes through
+    value in Python, several times the CPU of this (benchmarks/RESULTS.md). On SQLite the same statement goes through
     Django's cursor, with the values prepared as the ORM prepares them.
     """
     fields = [Delivery._meta.get_field(name) for name in ACCEPTED]

@@ -71,7 +71,7 @@ def _holders(port: int) -> dict[str, int]:
 def test_keep_alive_connections_are_dealt_over_every_web_process(server):
     port, _ = server
     # Opened all at once, as wrk or a load balancer opens its pool: with one shared socket the
-    # process that wakes first takes most of them (32/0 and 31/1 were common, benchmarks/RESULTS.md).
+    # process that wakes first takes most of them (config/gunicorn.py, benchmarks/RESULTS.md).
     clients = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(32)]
     try:
         for client in clients:

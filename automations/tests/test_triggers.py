@@ -1,15 +1,14 @@
-"""Trigger types as modules: their schema, their URLs, and activate, deactivate and delete inside the services."""
+"""Trigger kinds as modules: their schema, their URLs, and what changing an automation's trigger type does.
 
-import json
-from types import SimpleNamespace
+The lifecycle hooks (activate, deactivate, delete) on every path are in test_trigger_lifecycle.py.
+"""
+
 from urllib.parse import urlsplit
 
 import pytest
-from django.core.management import CommandError, call_command
 
 from automations import definition, services, signals, triggers
-from automations.models import Automation, LookupRow
-from automations.triggers import TriggerRefused
+from automations.triggers import Trigger
 from hooks import selectors
 
 pytestmark = pytest.mark.django_db
@@ -17,14 +16,20 @@ pytestmark = pytest.mark.django_db
 RECORD = [{"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add", "values": {"n": 1}}]
 
 
-def test_every_trigger_type_is_a_module_with_its_schema_urls_and_hooks():
+def test_every_trigger_type_is_a_module_holding_its_trigger_with_its_schema_and_urls():
     assert set(triggers.types()) == {"webhook", "web_service", "form", "chat"}
-    for type_, module in triggers.types().items():
-        assert type_ == module.TYPE
-        assert module.SCHEMA["type"] == "object"
-        assert set(module.URLS) <= {"webhook", "web_service", "form", "chat_widget"}
+    for type_, trigger in triggers.types().items():
+        assert isinstance(trigger, Trigger) and type_ == trigger.TYPE
+        assert trigger.SCHEMA["type"] == "object"
+        assert set(trigger.URLS) <= {"webhook", "web_service", "form", "chat_widget"}
+
+
+def test_the_kinds_that_register_nothing_keep_the_bases_hooks_that_do_nothing(make_automation):
+    automation = make_automation(RECORD)
+    for trigger in (triggers.types()[type_] for type_ in ("webhook", "web_service", "form", "chat")):
         for hook in ("activate", "deactivate", "delete"):
-            assert callable(getattr(module, hook))
+            assert getattr(type(trigger), hook) is getattr(Trigger, hook)
+            assert getattr(trigger, hook)(automation) is None
 
 
 @pytest.mark.parametrize(
@@ -36,86 +41,6 @@ def test_every_trigger_type_is_a_module_with_its_schema_urls_and_hooks():
 )
 def test_a_trigger_with_settings_its_type_does_not_have_is_refused_with_its_path(trigger, error):
     assert definition.errors({"trigger": trigger, "steps": []}) == [error]
-
-
-@pytest.fixture
-def recorder(monkeypatch):
-    """The webhook trigger, replaced by one that records its hooks and refuses to activate while told to."""
-    calls, real = [], triggers.types()["webhook"]
-
-    def activate(automation):
-        calls.append(("activate", automation.pk))
-        # Written inside turn on's transaction: gone with it when the trigger refuses.
-        LookupRow.objects.create(owner=automation.owner, automation=automation, table="registered", data={})
-        if recorder.refuse:
-            raise TriggerRefused("the other app answered 401 to the registration")
-
-    module = SimpleNamespace(
-        TYPE="webhook",
-        SCHEMA=real.SCHEMA,
-        URLS=real.URLS,
-        activate=activate,
-        deactivate=lambda automation: calls.append(("deactivate", automation.pk)),
-        delete=lambda automation: calls.append(("delete", automation.pk)),
-    )
-    monkeypatch.setitem(triggers.types(), "webhook", module)
-    recorder = SimpleNamespace(calls=calls, refuse=False)
-    return recorder
-
-
-def test_turning_on_off_and_deleting_call_the_triggers_hooks(make_automation, recorder):
-    automation = make_automation(RECORD, enabled=False)
-    services.turn_on(automation=automation)
-    services.turn_on(automation=automation)  # already on: not activated twice
-    services.turn_off(automation=automation)
-    services.delete_automation(automation=automation)
-    assert recorder.calls == [("activate", automation.pk), ("deactivate", automation.pk), ("delete", automation.pk)]
-
-
-def test_a_trigger_that_refuses_leaves_the_automation_off_and_says_why(make_automation, recorder):
-    automation = make_automation(RECORD, enabled=False)
-    recorder.refuse = True
-    with pytest.raises(TriggerRefused, match="answered 401"):
-        services.turn_on(automation=automation)
-    assert not Automation.objects.get(pk=automation.pk).enabled
-    assert not automation.enabled
-    assert not LookupRow.objects.exists()  # what activate wrote went with the refusal
-
-
-def test_creating_an_automation_on_whose_trigger_refuses_creates_it_off(owner, recorder):
-    recorder.refuse = True
-    document = {"trigger": {"type": "webhook"}, "steps": RECORD}
-    with pytest.raises(TriggerRefused) as refused:
-        services.create_automation(owner=owner, name="Refused", definition=document, enabled=True)
-    assert refused.value.automation.pk == Automation.objects.get(enabled=False).pk
-
-
-def test_admin_shows_the_refusal_and_keeps_the_automation_off(staff_client, owner, recorder):
-    recorder.refuse = True
-    form = {
-        "owner": owner.pk,
-        "name": "From admin",
-        "enabled": "on",
-        "definition": json.dumps({"trigger": {"type": "webhook"}, "steps": RECORD}),
-    }
-    page = staff_client.post("/admin/automations/automation/add/", form, follow=True).content.decode()
-    assert "left off, its trigger refused: the other app answered 401 to the registration" in page
-    automation = Automation.objects.get()
-    assert not automation.enabled
-    assert services.hook_url(automation)  # created through the service, with its URLs
-    page = staff_client.post(
-        "/admin/automations/automation/", {"action": "turn_on", "_selected_action": [automation.pk]}, follow=True
-    ).content.decode()
-    assert "left off, its trigger refused" in page and "0 automation(s) on." in page
-
-
-def test_the_import_command_reports_the_refusal(tmp_path, owner, recorder):
-    recorder.refuse = True
-    path = tmp_path / "a.json"
-    path.write_text(json.dumps({"name": "Imported", "trigger": {"type": "webhook"}, "steps": RECORD}))
-    with pytest.raises(CommandError, match="left off: its trigger refused: the other app answered 401"):
-        call_command("import_automation", str(path), "--owner", owner.username, "--on")
-    assert not Automation.objects.get(name="Imported").enabled
 
 
 def test_lifecycle_signals_are_sent_once_the_change_commits(

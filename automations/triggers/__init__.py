@@ -1,35 +1,34 @@
-"""Trigger types: one module per type, each exposing TYPE, SCHEMA, URLS and the hooks activate, deactivate, delete.
+"""Trigger kinds: one module per kind, each holding a Trigger subclass (base.py) and its one instance, TRIGGER.
 
-SCHEMA is the JSON schema of the trigger's own settings (every field of
-`trigger` but `type`). URLS are the purposes of the public keys
-(publickeys.models.PublicKey.Purpose) an automation with this trigger is
-given: its URLs. The hooks run inside the transaction that turns the
-automation on (activate), off (deactivate) or deletes it (delete), so what
-they write commits or rolls back with it. activate may raise TriggerRefused:
-the automation then stays off and the message reaches whoever turned it on
-(admin, the import command). Adding a trigger type is adding a module here:
-the schema and the services find it. A module may also have
-errors(settings) -> [(path, message)], checks its schema cannot state.
+Adding a kind is adding a module here: the schema and the services find it.
+The services call the instance's hooks inside the transaction that turns
+the automation on (activate), off (deactivate) or deletes it (delete; after
+deactivate if it was on), so what they write commits or rolls back with
+it. activate may raise TriggerRefused: the automation then stays as it was
+(off, when it was being turned on) and the message reaches whoever turned
+it on (admin, the import command, the MCP tools).
 """
 
 import importlib
 import pkgutil
 from functools import cache
-from types import ModuleType
 
+from automations.triggers.base import Trigger, TriggerRefused
 
-class TriggerRefused(Exception):
-    """The trigger cannot be activated (say, another app refused to register a webhook); the message says why."""
+__all__ = ["Trigger", "TriggerRefused", "of", "types"]
 
 
 @cache
-def types() -> dict[str, ModuleType]:
+def types() -> dict[str, Trigger]:
+    """Each trigger type's instance, by its TYPE."""
     found = {}
     for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        found[module.TYPE] = module
+        if info.name != "base":
+            trigger = importlib.import_module(f"{__name__}.{info.name}").TRIGGER
+            found[trigger.TYPE] = trigger
     return found
 
 
-def of(automation) -> ModuleType:
+def of(automation) -> Trigger:
+    """The automation's trigger, as its definition names it (a definition without one is a webhook's)."""
     return types()[automation.definition.get("trigger", {}).get("type", "webhook")]

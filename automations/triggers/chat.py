@@ -9,45 +9,40 @@ interfaces/ (docs/interfaces.md, "Chat widget"); nothing is registered
 anywhere, so turning on and off only decides whether messages are taken.
 """
 
-TYPE = "chat"
+from automations.triggers.base import Trigger
+
 # scheme://host[:port] as a browser writes a page's origin; a leading *. allows every subdomain.
 ORIGIN = r"^https?://(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[0-9]{1,5})?$"
 RATE = r"^[1-9][0-9]{0,5}/(s|m|h|d)$"
 
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "title": {"type": "string", "minLength": 1, "maxLength": 80},
-        "welcome": {"type": "string", "maxLength": 1000},
-        # Pages allowed to frame the widget (its frame-ancestors); absent or ["*"]: any page.
-        "allowed_origins": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 50,
-            "items": {"anyOf": [{"const": "*"}, {"type": "string", "pattern": ORIGIN, "maxLength": 200}]},
-        },
-        # Visitor messages per conversation, per widget and per visitor address; absent: the service's defaults.
-        "limits": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "per_conversation": {"type": "string", "pattern": RATE},
-                "per_widget": {"type": "string", "pattern": RATE},
-                "per_ip": {"type": "string", "pattern": RATE},
+
+class Chat(Trigger):
+    TYPE = "chat"
+    SCHEMA = {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "minLength": 1, "maxLength": 80},
+            "welcome": {"type": "string", "maxLength": 1000},
+            # Pages allowed to frame the widget (its frame-ancestors); absent or ["*"]: any page.
+            "allowed_origins": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 50,
+                "items": {"anyOf": [{"const": "*"}, {"type": "string", "pattern": ORIGIN, "maxLength": 200}]},
+            },
+            # Visitor messages per conversation, per widget and per visitor address; absent: the service's defaults.
+            "limits": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "per_conversation": {"type": "string", "pattern": RATE},
+                    "per_widget": {"type": "string", "pattern": RATE},
+                    "per_ip": {"type": "string", "pattern": RATE},
+                },
             },
         },
-    },
-}
-URLS = ("chat_widget",)
+    }
+    URLS = ("chat_widget",)
 
 
-def activate(automation) -> None:
-    pass
-
-
-def deactivate(automation) -> None:
-    pass
-
-
-def delete(automation) -> None:
-    pass
+TRIGGER = Chat()

@@ -5,18 +5,12 @@ For an automation that is an API endpoint and nothing else, as Zapier's
 last node: no fire-and-forget webhook URL is issued for it.
 """
 
-TYPE = "web_service"
-SCHEMA = {"type": "object", "properties": {}}
-URLS = ("web_service",)
+from automations.triggers.base import Trigger
 
 
-def activate(automation) -> None:
-    pass
+class WebService(Trigger):
+    TYPE = "web_service"
+    URLS = ("web_service",)
 
 
-def deactivate(automation) -> None:
-    pass
-
-
-def delete(automation) -> None:
-    pass
+TRIGGER = WebService()

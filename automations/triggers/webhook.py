@@ -6,18 +6,12 @@ module). Nothing to register anywhere: turning on and off only decides
 whether deliveries run or are kept (hooks/).
 """
 
-TYPE = "webhook"
-SCHEMA = {"type": "object", "properties": {}}
-URLS = ("webhook", "web_service")
+from automations.triggers.base import Trigger
 
 
-def activate(automation) -> None:
-    pass
+class Webhook(Trigger):
+    TYPE = "webhook"
+    URLS = ("webhook", "web_service")
 
 
-def deactivate(automation) -> None:
-    pass
-
-
-def delete(automation) -> None:
-    pass
+TRIGGER = Webhook()

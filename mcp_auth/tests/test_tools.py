@@ -135,6 +135,22 @@ def test_turn_off_and_on(mcp, make_automation):
     assert automation.enabled is True
 
 
+def test_turning_on_and_off_activates_and_deactivates_the_trigger_once(mcp, make_automation, trigger_hooks):
+    automation = make_automation(enabled=False)
+    for tool in ("turn_on_automation", "turn_on_automation", "turn_off_automation", "turn_off_automation"):
+        structured(mcp.call(tool, {"automation_id": str(automation.uuid)}))
+    assert trigger_hooks.calls == [("activate", "webhook", automation.pk), ("deactivate", "webhook", automation.pk)]
+
+
+def test_a_trigger_that_refuses_keeps_the_automation_off_and_the_tool_says_why(mcp, make_automation, trigger_hooks):
+    automation = make_automation(enabled=False)
+    trigger_hooks.refuse = "the other app answered 401"
+    result = refused(mcp.call("turn_on_automation", {"automation_id": str(automation.uuid)}))
+    assert result["error"] == "the automation stays off: the other app answered 401"
+    automation.refresh_from_db()
+    assert automation.enabled is False
+
+
 def test_an_unknown_tool_is_invalid_params(mcp):
     response = mcp.request("tools/call", {"name": "drop_tables", "arguments": {}})
     assert response.json()["error"]["code"] == -32602
@@ -297,6 +313,35 @@ def test_update_automation_of_another_account_is_refused(mcp, make_automation, a
     refused(mcp.call("update_automation", {"automation_id": str(theirs.uuid), "name": "Mine now"}))
     theirs.refresh_from_db()
     assert theirs.name == "Theirs"
+
+
+def test_create_automation_on_activates_its_trigger_once_and_a_refusal_leaves_it_off(mcp, trigger_hooks):
+    created = structured(mcp.call("create_automation", {"name": "On", "definition": DEFINITION, "enabled": True}))
+    on = Automation.objects.get(uuid=created["automation_id"])
+    assert on.enabled and trigger_hooks.calls == [("activate", "webhook", on.pk)]
+    trigger_hooks.refuse = "the other app answered 401"
+    created = structured(mcp.call("create_automation", {"name": "Off", "definition": DEFINITION, "enabled": True}))
+    assert created["note"] == "created, but it stays off: the other app answered 401"
+    assert Automation.objects.get(uuid=created["automation_id"]).enabled is False
+
+
+def test_update_automation_to_a_new_trigger_type_while_on_activates_it_or_changes_nothing(
+    mcp, make_automation, trigger_hooks
+):
+    automation = make_automation(RECORD)
+    trigger_hooks.calls.clear()
+    trigger_hooks.refuse = "the other app answered 401"
+    changed = {"automation_id": str(automation.uuid), "definition": {**DEFINITION, "trigger": {"type": "web_service"}}}
+    assert "nothing was changed" in refused(mcp.call("update_automation", changed))["error"]
+    automation.refresh_from_db()
+    assert automation.enabled and automation.definition["trigger"]["type"] == "webhook"
+    trigger_hooks.refuse = None
+    structured(mcp.call("update_automation", changed))
+    assert trigger_hooks.calls == [
+        ("activate", "web_service", automation.pk),  # refused: the old trigger was told nothing
+        ("activate", "web_service", automation.pk),
+        ("deactivate", "webhook", automation.pk),
+    ]
 
 
 def test_builder_tools_work_in_the_modern_era_too(modern_mcp):
