@@ -1,0 +1,67 @@
+"""Every module of overrides/ was written for the versions pyproject.toml pins and the ones installed.
+
+Each guard fails when a pin changes and the module's WRITTEN_FOR does not:
+bumping a library whose private parts are overridden means reading its
+override again against the new version, then writing the new version in
+WRITTEN_FOR. Where it is cheap, a guard also checks that the private name
+the override relies on is still there, so a rename fails here rather than
+in production.
+"""
+
+import importlib
+import inspect
+import pkgutil
+import re
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import httpcore
+import httpx
+
+import overrides
+from overrides import httpcore_pool
+
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+
+def distribution(name: str) -> str:
+    """A distribution's name normalized (PEP 503): Django is django, uvicorn_worker is uvicorn-worker."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pins() -> dict[str, str]:
+    """Every `name==version` of pyproject.toml's dependencies and optional dependencies, extras dropped."""
+    project = tomllib.loads(PYPROJECT.read_text())["project"]
+    extras = project["optional-dependencies"].values()
+    requirements = [*project["dependencies"], *(requirement for extra in extras for requirement in extra)]
+    found = {}
+    for requirement in requirements:
+        name, pinned, pin = requirement.partition("==")
+        if pinned:
+            found[distribution(name.split("[")[0])] = pin.strip()
+    return found
+
+
+def assert_written_for_the_pins(module) -> None:
+    written = {distribution(name): written_for for name, written_for in module.WRITTEN_FOR.items()}
+    pinned = pins()
+    assert written == {name: pinned.get(name) for name in written}, (
+        f"{module.__name__} was written for {written}; pyproject.toml pins another version: read it again"
+    )
+    assert written == {name: version(name) for name in written}, f"the installed versions are not {module.__name__}'s"
+
+
+def test_every_override_declares_its_versions_and_has_its_guard_here():
+    guards = [name for name in globals() if name.startswith("test_")]
+    for module in pkgutil.iter_modules(overrides.__path__):
+        assert isinstance(importlib.import_module(f"overrides.{module.name}").WRITTEN_FOR, dict), module.name
+        assert any(guard.startswith(f"test_{module.name}_") for guard in guards), f"overrides/{module.name}: no guard"
+
+
+def test_httpcore_pool_was_written_for_the_pinned_httpx_and_httpcore():
+    """Re-read overrides/httpcore_pool.py against httpx's HTTPTransport (__init__, handle_request, close)."""
+    assert_written_for_the_pins(httpcore_pool)
+    assert "self._pool.handle_request(" in inspect.getsource(httpx.HTTPTransport.handle_request)
+    assert "self._pool.close()" in inspect.getsource(httpx.HTTPTransport.close)
+    assert "network_backend" in inspect.signature(httpcore.ConnectionPool).parameters
