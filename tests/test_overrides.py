@@ -18,9 +18,12 @@ from pathlib import Path
 
 import httpcore
 import httpx
+from django.core.cache.backends.filebased import FileBasedCache
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from django.middleware import csrf
 
 import overrides
-from overrides import httpcore_pool
+from overrides import django_cache, django_csrf, httpcore_pool
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
@@ -65,3 +68,22 @@ def test_httpcore_pool_was_written_for_the_pinned_httpx_and_httpcore():
     assert "self._pool.handle_request(" in inspect.getsource(httpx.HTTPTransport.handle_request)
     assert "self._pool.close()" in inspect.getsource(httpx.HTTPTransport.close)
     assert "network_backend" in inspect.signature(httpcore.ConnectionPool).parameters
+
+
+def test_django_cache_was_written_for_the_pinned_django():
+    """Re-read overrides/django_cache.py against django/core/cache/backends/redis.py and filebased.py."""
+    assert_written_for_the_pins(django_cache)
+    assert "self._class = RedisCacheClient" in inspect.getsource(RedisCache.__init__)
+    assert "self._client = " in inspect.getsource(RedisCacheClient.__init__)
+    assert "self._get_connection_pool(write)" in inspect.getsource(RedisCacheClient.get_client)
+    assert callable(FileBasedCache._key_to_file)
+    written = inspect.getsource(FileBasedCache._write_content)  # the entry's format FileCache reads and writes
+    assert "pickle.dumps(expiry" in written and "zlib.compress(pickle.dumps(value" in written
+
+
+def test_django_csrf_was_written_for_the_pinned_django():
+    """Re-read overrides/django_csrf.py against django/middleware/csrf.py (_get_new_csrf_string and its callers)."""
+    assert_written_for_the_pins(django_csrf)
+    assert "_get_new_csrf_string()" in inspect.getsource(csrf._mask_cipher_secret)
+    assert "_get_new_csrf_string()" in inspect.getsource(csrf._add_new_csrf_cookie)
+    assert (len(csrf.CSRF_ALLOWED_CHARS), csrf.CSRF_SECRET_LENGTH) == (62, 32)
