@@ -371,7 +371,7 @@ MCP_ALLOWED_ORIGINS = [origin.rstrip("/") for origin in env_list("MCP_ALLOWED_OR
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     if REDIS_URL.startswith("redis://"):  # TLS (rediss://) and sockets keep kombu's own
-        CELERY_BROKER_TRANSPORT = "config.broker:Transport"
+        CELERY_BROKER_TRANSPORT = "overrides.kombu_redis_client:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Redis redelivers a message that was taken but not acknowledged after
         # this many seconds. It must exceed the longest task (and any

@@ -18,12 +18,14 @@ from pathlib import Path
 
 import httpcore
 import httpx
+from celery.beat import PersistentScheduler
 from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.middleware import csrf
+from kombu.transport import redis as kombu_redis
 
 import overrides
-from overrides import django_cache, django_csrf, httpcore_pool
+from overrides import celery_beat_schedule, django_cache, django_csrf, httpcore_pool, kombu_redis_client
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
@@ -68,6 +70,19 @@ def test_httpcore_pool_was_written_for_the_pinned_httpx_and_httpcore():
     assert "self._pool.handle_request(" in inspect.getsource(httpx.HTTPTransport.handle_request)
     assert "self._pool.close()" in inspect.getsource(httpx.HTTPTransport.close)
     assert "network_backend" in inspect.signature(httpcore.ConnectionPool).parameters
+
+
+def test_kombu_redis_client_was_written_for_the_pinned_kombu():
+    """Re-read overrides/kombu_redis_client.py against kombu's redis Channel (_create_client, conn_or_acquire)."""
+    assert_written_for_the_pins(kombu_redis_client)
+    assert "asynchronous" in inspect.signature(kombu_redis.Channel._create_client).parameters
+    assert "self._create_client()" in inspect.getsource(kombu_redis.Channel.conn_or_acquire)
+
+
+def test_celery_beat_schedule_was_written_for_the_pinned_celery():
+    """Re-read overrides/celery_beat_schedule.py against celery.beat.PersistentScheduler (_open_schedule)."""
+    assert_written_for_the_pins(celery_beat_schedule)
+    assert "self._open_schedule()" in inspect.getsource(PersistentScheduler.setup_schedule)
 
 
 def test_django_cache_was_written_for_the_pinned_django():
