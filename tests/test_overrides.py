@@ -21,11 +21,21 @@ import httpx
 from celery.beat import PersistentScheduler
 from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from django.core.handlers.wsgi import WSGIRequest
+from django.http import HttpRequest
 from django.middleware import csrf
 from kombu.transport import redis as kombu_redis
 
 import overrides
-from overrides import celery_beat_schedule, django_cache, django_csrf, httpcore_pool, kombu_redis_client
+from overrides import (
+    celery_beat_schedule,
+    django_cache,
+    django_csrf,
+    django_request_host,
+    httpcore_pool,
+    kombu_redis_client,
+    wsgi_request,
+)
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
@@ -102,3 +112,17 @@ def test_django_csrf_was_written_for_the_pinned_django():
     assert "_get_new_csrf_string()" in inspect.getsource(csrf._mask_cipher_secret)
     assert "_get_new_csrf_string()" in inspect.getsource(csrf._add_new_csrf_cookie)
     assert (len(csrf.CSRF_ALLOWED_CHARS), csrf.CSRF_SECRET_LENGTH) == (62, 32)
+
+
+def test_wsgi_request_was_written_for_the_pinned_django():
+    """Re-read overrides/wsgi_request.py against WSGIRequest and HttpRequest (_set_content_type_params, form data)."""
+    assert_written_for_the_pins(wsgi_request)
+    assert "self._set_content_type_params(environ)" in inspect.getsource(WSGIRequest.__init__)
+    assert "self._mark_post_parse_error()" in inspect.getsource(HttpRequest._load_post_and_files)
+
+
+def test_django_request_host_was_written_for_the_pinned_django():
+    """Re-read overrides/django_request_host.py against HttpRequest's get_host and scheme."""
+    assert_written_for_the_pins(django_request_host)
+    assert "self._get_raw_host()" in inspect.getsource(HttpRequest.get_host)
+    assert "self._get_scheme()" in inspect.getsource(HttpRequest.scheme.fget)
