@@ -25,6 +25,8 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest
 from django.middleware import csrf
 from kombu.transport import redis as kombu_redis
+from oauth2_provider import views as toolkit
+from oauth2_provider.oauth2_validators import OAuth2Validator
 
 import overrides
 from overrides import (
@@ -34,6 +36,8 @@ from overrides import (
     django_request_host,
     httpcore_pool,
     kombu_redis_client,
+    oauth_refresh_tokens,
+    oauth_token_view,
     wsgi_request,
 )
 
@@ -126,3 +130,18 @@ def test_django_request_host_was_written_for_the_pinned_django():
     assert_written_for_the_pins(django_request_host)
     assert "self._get_raw_host()" in inspect.getsource(HttpRequest.get_host)
     assert "self._get_scheme()" in inspect.getsource(HttpRequest.scheme.fget)
+
+
+def test_oauth_refresh_tokens_was_written_for_the_pinned_django_oauth_toolkit():
+    """Re-read overrides/oauth_refresh_tokens.py against OAuth2Validator (_create_refresh_token, _save_bearer_token)."""
+    assert_written_for_the_pins(oauth_refresh_tokens)
+    parameters = list(inspect.signature(OAuth2Validator._create_refresh_token).parameters)
+    assert parameters == ["self", "request", "refresh_token_code", "access_token", "previous_refresh_token"]
+    assert "self._create_refresh_token(" in inspect.getsource(OAuth2Validator._save_bearer_token)
+
+
+def test_oauth_token_view_was_written_for_the_pinned_django_oauth_toolkit():
+    """Copy TokenView.authorization_flow_token_response to overrides/oauth_token_view.py again, less app_authorized."""
+    assert_written_for_the_pins(oauth_token_view)
+    copied = inspect.getsource(toolkit.TokenView.authorization_flow_token_response)
+    assert "self.create_token_response(request)" in copied and "app_authorized.send(" in copied
