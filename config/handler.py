@@ -19,9 +19,9 @@ import threading
 
 import django
 from django.core.handlers.wsgi import WSGIHandler
-from gunicorn.http.parser import _DRAIN_MAX_BYTES
 
 from edge import bodies
+from overrides import gunicorn_keepalive
 from overrides.wsgi_request import Request
 
 # The gunicorn request each thread of a web process is serving (config/gunicorn.py's pre_request sets it).
@@ -39,11 +39,11 @@ class Handler(WSGIHandler):
         finally:
             serving.request = None
             if body is not None:
-                # gunicorn skips less than _DRAIN_MAX_BYTES of a body left unread (a 413, say), and otherwise
+                # gunicorn skips less than DRAIN_MAX_BYTES of a body left unread (a 413, say), and otherwise
                 # closes the connection after an answer that said keep-alive: a client sending its next request
                 # on it lost it. The answer says Connection: close instead.
-                if served is not None and body.leaves_at_least(_DRAIN_MAX_BYTES):
-                    served.must_close = True
+                if served is not None and body.leaves_at_least(gunicorn_keepalive.DRAIN_MAX_BYTES):
+                    gunicorn_keepalive.close_after_answer(served)
                 body.close()  # the request is over: what is left of its body is no longer watched
 
     def get_response(self, request):

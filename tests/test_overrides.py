@@ -24,9 +24,14 @@ from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest
 from django.middleware import csrf
+from gunicorn.http.message import Message
+from gunicorn.http.parser import Parser
+from gunicorn.sock import BaseSocket
 from kombu.transport import redis as kombu_redis
 from oauth2_provider import views as toolkit
 from oauth2_provider.oauth2_validators import OAuth2Validator
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+from uvicorn_worker import UvicornWorker
 
 import overrides
 from overrides import (
@@ -34,10 +39,13 @@ from overrides import (
     django_cache,
     django_csrf,
     django_request_host,
+    gunicorn_keepalive,
     httpcore_pool,
     kombu_redis_client,
     oauth_refresh_tokens,
     oauth_token_view,
+    uvicorn_protocol,
+    uvicorn_worker_sockets,
     wsgi_request,
 )
 
@@ -145,3 +153,27 @@ def test_oauth_token_view_was_written_for_the_pinned_django_oauth_toolkit():
     assert_written_for_the_pins(oauth_token_view)
     copied = inspect.getsource(toolkit.TokenView.authorization_flow_token_response)
     assert "self.create_token_response(request)" in copied and "app_authorized.send(" in copied
+
+
+def test_uvicorn_protocol_was_written_for_the_pinned_uvicorn_and_httptools():
+    """Re-read overrides/uvicorn_protocol.py against uvicorn/protocols/http/httptools_impl.py."""
+    assert_written_for_the_pins(uvicorn_protocol)
+    assert "self.cycle = RequestResponseCycle(" in inspect.getsource(HttpToolsProtocol.on_headers_complete)
+    cycle = inspect.getsource(RequestResponseCycle.__init__)
+    for name in ("more_body", "keep_alive", "message_event", "response_started", "response_complete"):
+        assert f"self.{name} = " in cycle, name
+
+
+def test_uvicorn_worker_sockets_was_written_for_the_pinned_uvicorn_worker_and_gunicorn():
+    """Re-read overrides/uvicorn_worker_sockets.py against UvicornWorker._serve and gunicorn's BaseSocket."""
+    assert_written_for_the_pins(uvicorn_worker_sockets)
+    assert "sockets=self.sockets" in inspect.getsource(UvicornWorker._serve)
+    assert "self.sock = " in inspect.getsource(BaseSocket.__init__)
+
+
+def test_gunicorn_keepalive_was_written_for_the_pinned_gunicorn():
+    """Re-read overrides/gunicorn_keepalive.py against gunicorn/http/parser.py, message.py and body.py."""
+    assert_written_for_the_pins(gunicorn_keepalive)
+    assert gunicorn_keepalive.DRAIN_MAX_BYTES == 64 * 1024  # docs/webhooks.md says 64 KiB
+    assert "self.must_close" in inspect.getsource(Message.should_close)
+    assert '"failed"' in inspect.getsource(Parser.finish_body)
