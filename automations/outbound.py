@@ -5,7 +5,8 @@ the request can be answered differently at connect time (DNS rebinding).
 Here the name is resolved once, every answer is checked, the socket connects
 to a checked address, and its peer is checked again before a byte is sent.
 TLS still verifies the certificate against the host name, which httpcore
-passes on as the SNI name.
+passes on as the SNI name. httpx takes no network backend of its own:
+overrides/httpcore_pool.py builds its transport over this one.
 
 httpx's timeouts apply to each read and write; this backend also ends every
 operation (resolving, connecting, the TLS handshake, each write and each
@@ -22,6 +23,8 @@ import time
 
 import httpcore
 import httpx
+
+from overrides import httpcore_pool
 
 
 class AddressRefused(Exception):
@@ -188,23 +191,11 @@ class GuardedStream(httpcore.NetworkStream):
         return None
 
 
-class GuardedTransport(httpx.HTTPTransport):
-    """httpx's transport over a GuardedBackend, with no certificate settings taken from the environment.
-
-    httpx takes no network backend, so the connection pool is built here;
-    HTTPTransport keeps no other state (httpx is pinned, and the tests go
-    through this transport to real sockets).
-    """
-
-    def __init__(self, backend: GuardedBackend):
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
-            network_backend=backend,
-            max_connections=1,
-        )
-
-
 def client(*, deadline: float, allow_private: bool, timeout: float) -> httpx.Client:
     """A client for one step's request: no redirects, no proxy or certificates from the environment."""
-    backend = GuardedBackend(deadline=deadline, allow_private=allow_private)
-    return httpx.Client(transport=GuardedTransport(backend), timeout=timeout, follow_redirects=False, trust_env=False)
+    transport = httpcore_pool.BackendTransport(
+        network_backend=GuardedBackend(deadline=deadline, allow_private=allow_private),
+        ssl_context=httpx.create_ssl_context(trust_env=False),
+        max_connections=1,
+    )
+    return httpx.Client(transport=transport, timeout=timeout, follow_redirects=False, trust_env=False)

@@ -142,10 +142,10 @@ class Leases:
 
 def _claim(key: str, units: int, timeout: int) -> int:
     """Count units on the shared counter, created with the timeout when missing; the new total."""
-    if hasattr(cache, "incr_with_expiry"):  # config.cache.RedisCache: one round trip
+    if hasattr(cache, "incr_with_expiry"):  # overrides.django_cache.RedisCache: one round trip
         return cache.incr_with_expiry(key, units, timeout)
     cache.add(key, 0, timeout)
-    return cache.incr(key, units)  # config.cache.FileCache keeps the expiry; Django's incr would reset it
+    return cache.incr(key, units)  # overrides.django_cache.FileCache keeps the expiry; Django's incr would reset it
 
 
 _leases = Leases(process_cache.named("catalog.feed_rate_leases", max_size=MAX_LEASES))

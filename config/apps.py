@@ -10,9 +10,9 @@ class FlowgateConfig(AppConfig):
 
     def ready(self):
         from config import checks as flowgate_checks
-        from config import csrf_tokens
+        from overrides import django_csrf
 
-        csrf_tokens.install()  # CSRF strings from one random read each (config/csrf_tokens.py)
+        django_csrf.install()  # CSRF strings from one random read each (overrides/django_csrf.py)
 
         # `manage.py check --tag flowgate` runs these alone.
         checks.register(flowgate_checks.check_url_key_secret, checks.Tags.security, "flowgate")

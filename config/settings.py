@@ -160,7 +160,7 @@ PGBOUNCER_VERSION = env_version("PGBOUNCER_VERSION")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "config.cache.RedisCache",
+            "BACKEND": "overrides.django_cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "flowgate",
         }
@@ -168,14 +168,14 @@ if REDIS_URL:
 else:
     CACHES = {
         "default": {
-            "BACKEND": "config.cache.FileCache",
+            "BACKEND": "overrides.django_cache.FileCache",
             "LOCATION": str(VAR_DIR / "cache"),
             "KEY_PREFIX": "flowgate",
         }
     }
 
 # The embedded file cache is shared by all processes of one machine. Its counters keep their expiry and lose no
-# count (config/cache.py), but every count is a file written: production sets REDIS_URL.
+# count (overrides/django_cache.py), but every count is a file written: production sets REDIS_URL.
 
 # Pages that need an account send signed-out visitors to /login?next=<the page> (docs/interfaces.md "Sign-in").
 LOGIN_URL = "login"
@@ -371,7 +371,7 @@ MCP_ALLOWED_ORIGINS = [origin.rstrip("/") for origin in env_list("MCP_ALLOWED_OR
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     if REDIS_URL.startswith("redis://"):  # TLS (rediss://) and sockets keep kombu's own
-        CELERY_BROKER_TRANSPORT = "config.broker:Transport"
+        CELERY_BROKER_TRANSPORT = "overrides.kombu_redis_client:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # Redis redelivers a message that was taken but not acknowledged after
         # this many seconds. It must exceed the longest task (and any

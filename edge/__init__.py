@@ -5,5 +5,6 @@ their deadline and limit (bodies.py), the one parser of JSON bodies
 (json_bodies.py), who a request comes from (clients.py), and the policy
 table of the low-rate limits (limits.py). config/ and the apps build on it;
 it imports none of them (json_bodies.py reads JSON as automations/jsonsafe.py,
-a module of plain functions, does).
+a module of plain functions, does), and reaches servers' private parts only
+through overrides/.
 """

@@ -30,6 +30,8 @@ from django.conf import settings
 from django.core.exceptions import BadRequest
 from gunicorn.http.errors import ParseException
 
+from overrides import gunicorn_keepalive
+
 # The watchdog sleeps at most this long when it watches nothing; a deadline earlier than its wake-up wakes it.
 _IDLE_SECONDS = 10.0
 CHUNK = 64 * 1024
@@ -262,8 +264,7 @@ class BoundedInput:
         self._error = error
         self._finish()
         # gunicorn closes a connection whose body reader failed rather than read what is left as the next request.
-        if hasattr(self._stream, "failed"):
-            self._stream.failed = True
+        gunicorn_keepalive.give_up_on_body(self._stream)
         return error
 
     def _finish(self) -> None:

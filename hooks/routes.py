@@ -14,9 +14,9 @@ import re
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.core.signals import setting_changed
-from django.http import HttpRequest
 
 from config import hosts, process_cache
+from overrides.django_request_host import SchemeRequest
 
 _decided = process_cache.named("hooks.webhook_routes", max_size=256)
 _REDIRECTED_UNLESS_EXEMPT = "redirected unless exempt"
@@ -36,19 +36,15 @@ def answered_here(scope: dict, headers: dict) -> bool | None:
     return decided
 
 
-class _Request(HttpRequest):
+class _Request(SchemeRequest):
     """Enough of a request for Django's own answers to "which host?" and "over https?"."""
 
     def __init__(self, scope: dict, headers: dict):
-        super().__init__()
-        self._scheme = scope.get("scheme", "http")
+        super().__init__(scope.get("scheme", "http"))
         self.path = scope["path"]
         sent = {name: headers[name] for name in _host_headers() if name in headers}
         self.META = {"HTTP_" + name.upper().replace("-", "_"): value for name, value in sent.items()}
         self.META["SERVER_NAME"], self.META["SERVER_PORT"] = map(str, scope.get("server") or ("", ""))
-
-    def _get_scheme(self) -> str:
-        return self._scheme
 
 
 def _decide(scope: dict, headers: dict) -> bool | str | None:

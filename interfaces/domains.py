@@ -19,6 +19,7 @@ from django.http.request import split_domain_port
 
 from config import process_cache
 from config.hosts import normalize_host, role_hosts
+from overrides import django_request_host
 
 logger = logging.getLogger(__name__)
 CACHE_SECONDS = 5
@@ -80,7 +81,7 @@ class WhiteLabelHostMiddleware:
 
     def __call__(self, request):
         request.white_label_owner_id = None
-        host = request._get_raw_host()
+        host = django_request_host.raw_host(request)
         normalized = normalize_host(host)
         name, _port = split_domain_port(host)
         if name and normalized not in role_hosts():

@@ -7,15 +7,15 @@ revokes its family, also when the two uses race.
 
 from django.db import transaction
 from oauth2_provider.models import get_grant_model, get_refresh_token_model
-from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
 
 from mcp_auth import authorization, spent_codes
+from overrides.oauth_refresh_tokens import FamilyNotingValidator
 
 IGNORED_SCOPES = frozenset({"offline_access"})
 
 
-class McpValidator(OAuth2Validator):
+class McpValidator(FamilyNotingValidator):
     def validate_scopes(self, client_id, scopes, client, request, *args, **kwargs):
         """Drop offline_access before the check, so it is neither refused nor granted.
 
@@ -82,12 +82,6 @@ class McpValidator(OAuth2Validator):
             return True
         raise errors.InvalidGrantError("redirect_uri does not match the authorization request's", request=request)
 
-    def _create_refresh_token(self, request, refresh_token_code, access_token, previous_refresh_token):
-        """The toolkit's, noting the new token's family on the request for invalidate_authorization_code."""
-        refresh_token = super()._create_refresh_token(request, refresh_token_code, access_token, previous_refresh_token)
-        request.issued_token_family = refresh_token.token_family
-        return refresh_token
-
     def invalidate_authorization_code(self, client_id, code, request, *args, **kwargs):
         """Delete the grant and remember the code as spent, with the family of the tokens it just gave.
 
@@ -96,7 +90,7 @@ class McpValidator(OAuth2Validator):
         delete waits for the winner's transaction and finds no grant. Then the
         code has been used twice: the winner's tokens and the loser's go.
         """
-        family = getattr(request, "issued_token_family", None)
+        family = getattr(request, "issued_token_family", None)  # noted by overrides/oauth_refresh_tokens.py
         try:
             with transaction.atomic():
                 super().invalidate_authorization_code(client_id, code, request, *args, **kwargs)

@@ -22,6 +22,7 @@ from edge import json_bodies, limits
 from edge.clients import client_address
 from mcp_auth import metadata, registration
 from mcp_auth.cors import open_to_any_origin
+from overrides.oauth_token_view import TokenViewWithoutSignal
 
 MAX_REGISTRATION_BYTES = 16384
 _VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")
@@ -130,7 +131,7 @@ def _refused_parameters(request: HttpRequest) -> JsonResponse | None:
 
 
 @method_decorator(open_to_any_origin("POST"), name="dispatch")
-class TokenView(toolkit.TokenView):
+class TokenView(TokenViewWithoutSignal):
     """POST /oauth/token: authorization_code (PKCE S256) and refresh_token grants."""
 
     def post(self, request, *args, **kwargs):
@@ -140,21 +141,18 @@ class TokenView(toolkit.TokenView):
 
     @method_decorator(sensitive_post_parameters("client_secret", "code", "code_verifier", "refresh_token"))
     def authorization_flow_token_response(self, request, *args, **kwargs):
-        """The toolkit's, without its app_authorized signal (nothing listens, and it cost a query per grant).
+        """The toolkit's answer (overrides/oauth_token_view.py), in JSON whatever went wrong.
 
         A client's first token is recorded when a code is exchanged; a
         refresh grant implies one was, so refreshes pay for no extra query.
         """
-        _, headers, body, status = self.create_token_response(request)
-        response = HttpResponse(content=body, status=status)
-        for name, value in headers.items():
-            response[name] = value
+        response = super().authorization_flow_token_response(request, *args, **kwargs)
         if not response["Content-Type"].startswith("application/json"):
             # Errors raised while the tokens are saved (invalid_target) come back without oauthlib's headers.
             response["Content-Type"] = "application/json"
             response["Cache-Control"] = "no-store"
-        if status == 200 and request.POST.get("grant_type") == "authorization_code":
-            token = json.loads(body).get("access_token", "")
+        if response.status_code == 200 and request.POST.get("grant_type") == "authorization_code":
+            token = json.loads(response.content).get("access_token", "")
             registration.mark_used(access_token_checksum=hashlib.sha256(token.encode()).hexdigest())
         return response
 

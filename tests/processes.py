@@ -18,7 +18,7 @@ from django.db import close_old_connections, connections
 from django.http import HttpResponse
 
 from config import process_cache
-from config.handler import Request
+from overrides.wsgi_request import Request
 
 
 @contextlib.contextmanager

@@ -1,10 +1,10 @@
-"""config.broker: Celery's Redis transport publishing through one Redis client per connection pool."""
+"""overrides/kombu_redis_client.py: Celery's Redis transport publishing through one Redis client per connection pool."""
 
 import pytest
 from django.conf import settings
 
-from config import broker
 from config.celery import app
+from overrides import kombu_redis_client
 
 pytestmark = pytest.mark.skipif(not settings.REDIS_URL, reason="needs REDIS_URL")
 
@@ -16,7 +16,7 @@ def channel():
 
 
 def test_the_celery_app_publishes_through_the_transport(channel):
-    assert isinstance(channel, broker.Channel)
+    assert isinstance(channel, kombu_redis_client.Channel)
 
 
 def test_messages_are_published_through_one_client(channel):

@@ -1,4 +1,4 @@
-"""config.cache.RedisCache: incr in one round trip, with Django's contract."""
+"""overrides.django_cache.RedisCache: incr in one round trip, with Django's contract."""
 
 import pytest
 from django.conf import settings

@@ -1,4 +1,4 @@
-"""config.cache.FileCache, the embedded default's cache: a counter keeps its expiry and loses no count."""
+"""overrides.django_cache.FileCache, the embedded default's cache: a counter keeps its expiry and loses no count."""
 
 import pickle
 import threading
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from config.cache import FileCache
+from overrides.django_cache import FileCache
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from config.handler import Request
+from overrides.wsgi_request import Request
 
 
 def request_with(content_type: str) -> Request:

@@ -45,7 +45,7 @@ def test_without_database_and_redis_urls_it_runs_embedded(tmp_path):
     result = start({"DEBUG": "1"}, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        '["django.db.backends.sqlite3", "config.cache.FileCache", "filesystem://localhost//", true]'
+        '["django.db.backends.sqlite3", "overrides.django_cache.FileCache", "filesystem://localhost//", true]'
     )
     assert (tmp_path / "broker" / "queue").is_dir()
 
@@ -55,7 +55,7 @@ def test_with_urls_it_uses_postgresql_and_redis(tmp_path):
     result = start({"DEBUG": "1", **servers}, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        '["django.db.backends.postgresql", "config.cache.RedisCache", "redis://127.0.0.1:6379/3", true]'
+        '["django.db.backends.postgresql", "overrides.django_cache.RedisCache", "redis://127.0.0.1:6379/3", true]'
     )
 
 

@@ -6,8 +6,9 @@ three Python calls and one system call each, 64 of them for a new visitor's
 page. On a hosted form remembered by its process (interfaces/blank_pages.py)
 that is a large share of what its page costs beyond the empty view
 (benchmarks/RESULTS.md). install() replaces the module's one function that
-makes those strings, so everything else, the masking, the cookie, the check
-of a POST, stays Django's own.
+makes those strings, `_get_new_csrf_string`, private (Django has no setting
+for it), so everything else, the masking, the cookie, the check of a POST,
+stays Django's own.
 
 The strings are as random as before: os.urandom is the source secrets uses,
 and each byte below 248 (4 x 62) gives one of the 62 characters, so every
@@ -19,6 +20,8 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 from django.middleware import csrf
+
+WRITTEN_FOR = {"Django": "5.2.19"}
 
 _ALPHABET = csrf.CSRF_ALLOWED_CHARS
 _ACCEPTED_BELOW = 256 - 256 % len(_ALPHABET)
@@ -38,6 +41,6 @@ def install() -> None:
     """Make Django's CSRF middleware draw its strings with new_csrf_string; refuse to start if it has no such hook."""
     if not callable(getattr(csrf, "_get_new_csrf_string", None)) or len(_ALPHABET) != 62:
         raise ImproperlyConfigured(
-            "django.middleware.csrf changed: config/csrf_tokens.py no longer fits this Django version; remove it"
+            "django.middleware.csrf changed: overrides/django_csrf.py no longer fits this Django version; remove it"
         )
     csrf._get_new_csrf_string = new_csrf_string

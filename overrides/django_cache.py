@@ -12,6 +12,13 @@ And one addition, incr_with_expiry, for counters that must be created and
 counted in one round trip (catalog.ratelimits).
 
 FileCache, the embedded default's, counts as Redis does: see its docstring.
+
+Django has no public way to change either backend so: the Redis backend
+sets its client class in `__init__` (`_class`), and RedisCacheClient,
+undocumented, makes its clients in get_client from `_client` and
+`_get_connection_pool`; the file backend's entries are found by
+`_key_to_file` in `_dir`, each an expiry pickled before its zlib-compressed
+value, which FileCache reads and writes as Django does.
 """
 
 import os
@@ -24,6 +31,8 @@ from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
 from django.core.files import locks
+
+WRITTEN_FOR = {"Django": "5.2.19"}
 
 _INCR_IF_EXISTS = """
 if redis.call('exists', KEYS[1]) == 1 then return redis.call('incrby', KEYS[1], ARGV[1]) end
