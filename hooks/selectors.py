@@ -1,9 +1,7 @@
 """Reads on hooks: the automation a webhook key names, remembered per process for a few seconds."""
 
-from config import process_cache
-from publickeys import crypto
 from publickeys.models import PublicKey
-from publickeys.selectors import target_id_for_key
+from publickeys.selectors import forget_key, forget_keys, remembered_target_id, target_id_for_key
 
 # Webhook keys that were found are remembered per process this long, so that
 # a webhook costs no lookup query. A deleted automation is still refused at
@@ -11,7 +9,7 @@ from publickeys.selectors import target_id_for_key
 # before a fresh lookup, hooks/asgi.py); a key replaced in admin keeps
 # working this long in processes that saw it.
 HOOK_KEY_MEMORY_SECONDS = 10.0
-_remembered = process_cache.named("hooks.webhook_keys", max_size=10_000, seconds=HOOK_KEY_MEMORY_SECONDS)
+WEBHOOK = PublicKey.Purpose.WEBHOOK.value  # the plain string: an enum member hashes by its name, not its value
 
 
 def automation_id_for_hook_key(key: str, fresh: bool = False) -> int | None:
@@ -19,26 +17,17 @@ def automation_id_for_hook_key(key: str, fresh: bool = False) -> int | None:
 
     fresh: ask the database even if this process remembers the key (a miss then forgets it).
     """
-    remembered_as = crypto.digest(key)  # the key itself is never kept, even in memory
-    hit = None if fresh else _remembered.get(remembered_as)
-    if hit is not None:
-        return hit
-    automation_id = target_id_for_key(purpose=PublicKey.Purpose.WEBHOOK, key=key)
-    if automation_id is None:
-        _remembered.pop(remembered_as)
-        return None
-    _remembered.set(remembered_as, automation_id)
-    return automation_id
+    return target_id_for_key(purpose=WEBHOOK, key=key, remember_seconds=HOOK_KEY_MEMORY_SECONDS, fresh=fresh)
 
 
 def remembered_hook_key(key: str) -> int | None:
     """The automation id for key if this process remembers it, else None (unknown, or not yet looked up)."""
-    return _remembered.get(crypto.digest(key))
+    return remembered_target_id(purpose=WEBHOOK, key=key)
 
 
 def forget_hook_key(key: str) -> None:
-    _remembered.pop(crypto.digest(key))
+    forget_key(purpose=WEBHOOK, key=key)
 
 
 def forget_hook_keys() -> None:
-    _remembered.clear()
+    forget_keys()

@@ -1,4 +1,5 @@
-"""Reads on public keys: the one lookup of a key, and the key and URL a target has for a purpose."""
+"""Reads on public keys: the one lookup of a key (remembered per process when its caller says so), and the key and
+URL a target has for a purpose."""
 
 import hmac
 
@@ -8,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from config import process_cache
 from publickeys import crypto
 from publickeys.models import PublicKey
 
@@ -25,21 +27,54 @@ URL_SHAPES = {
 }
 
 
-def target_id_for_key(*, purpose: str, key: str) -> int | None:
+# Keys found, by (purpose, the key's digest): the key itself is never kept, even in memory. Only misses are never
+# remembered, so a flood of bad keys costs queries, not memory.
+_found = process_cache.named("publickeys.found_keys", max_size=20_000)
+
+
+def target_id_for_key(*, purpose: str, key: str, remember_seconds: float = 0, fresh: bool = False) -> int | None:
     """The id of the target whose URL of this purpose ends in key, or None.
 
     Any string is a key to look up. Every miss (unknown, altered, of another
     purpose, retired, expired, of a deleted target) costs what a hit costs:
     one keyed digest and one query on the digest's unique index.
+
+    remember_seconds: a key found is remembered by this process that long
+    and costs no query meanwhile, for a caller that may act on a key that
+    was replaced or retired that long ago (webhooks: hooks/selectors.py).
+    fresh: ask the database even if the key is remembered (a miss then
+    forgets it).
     """
     wanted = crypto.digest(key)
+    if remember_seconds and not fresh and (hit := _found.get((purpose, wanted))) is not None:
+        return hit
     live = PublicKey.objects.filter(digest=wanted, purpose=purpose, retired_at__isnull=True).filter(
         Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
     )
-    for found_id, stored in live.values_list("target_id", "digest")[:1]:
+    found_id = None
+    for target_id, stored in live.values_list("target_id", "digest")[:1]:
         if hmac.compare_digest(wanted, stored):
-            return found_id
-    return None
+            found_id = target_id
+    if remember_seconds:
+        if found_id is None:
+            _found.pop((purpose, wanted))
+        else:
+            _found.set((purpose, wanted), found_id, seconds=remember_seconds)
+    return found_id
+
+
+def remembered_target_id(*, purpose: str, key: str) -> int | None:
+    """The target id for key if this process remembers it (target_id_for_key's remember_seconds), else None."""
+    return _found.get((purpose, crypto.digest(key)))
+
+
+def forget_key(*, purpose: str, key: str) -> None:
+    _found.pop((purpose, crypto.digest(key)))
+
+
+def forget_keys() -> None:
+    """Every remembered key is looked up again at its next use."""
+    _found.clear()
 
 
 def _live(target: models.Model):

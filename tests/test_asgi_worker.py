@@ -25,6 +25,7 @@ ECHO_APP = """
 async def app(scope, receive, send):
     if scope["type"] == "http":
         seen = b" ".join(name for name, _ in scope["headers"]) + b"|" + scope["raw_path"] + b"|" + scope["query_string"]
+        seen = scope["scheme"].encode() + b"|" + seen
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(seen))]})
         await send({"type": "http.response.body", "body": seen})
 """
@@ -45,7 +46,7 @@ async def app(scope, receive, send):
 
 
 @contextmanager
-def serving(tmp_path, app_source: str):
+def serving(tmp_path, app_source: str, *options: str):
     """gunicorn with the hooks process's worker, one process, serving app_source's app; yields (port, its pid)."""
     (tmp_path / "served_app.py").write_text(app_source)
     with socket.socket() as probe:
@@ -54,9 +55,14 @@ def serving(tmp_path, app_source: str):
     root = Path(__file__).resolve().parent.parent
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "served_app:app", "-k", "edge.asgi_worker.Worker"]
-        + ["--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        + ["--bind", f"127.0.0.1:{port}", "--workers", "1", *options],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}", "REQUEST_BODY_TIMEOUT_SECONDS": "2"},
+        env={
+            **os.environ,
+            "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}",
+            "REQUEST_BODY_TIMEOUT_SECONDS": "2",
+            "WEB_SERVICE_TIMEOUT_SECONDS": "1",
+        },
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -72,6 +78,7 @@ def serving(tmp_path, app_source: str):
 
 
 def exchange(port: int, data: bytes) -> bytes:
+    """Send data and read until the server closes."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(data)
         answer = b""
@@ -84,7 +91,7 @@ def test_a_header_spelled_with_an_underscore_is_dropped(tmp_path):
     request = b"GET / HTTP/1.1\r\nHost: x\r\nX_Forwarded_For: 10.0.0.1\r\nX-Real: 1\r\nConnection: close\r\n\r\n"
     with serving(tmp_path, ECHO_APP) as (port, _):
         answer = exchange(port, request)
-    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"host x-real connection|/|")
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"|host x-real connection|/|")
 
 
 @pytest.mark.parametrize(
@@ -147,3 +154,46 @@ def _answers(port: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def test_the_scheme_a_trusted_proxy_names_is_heeded_and_another_peer_s_is_not(tmp_path):
+    request = b"GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-Proto: https\r\nConnection: close\r\n\r\n"
+    with serving(tmp_path, ECHO_APP) as (port, _):  # gunicorn trusts 127.0.0.1 unless told otherwise
+        assert exchange(port, request).split(b"\r\n\r\n", 1)[1].startswith(b"https|")
+    with serving(tmp_path, ECHO_APP, "--forwarded-allow-ips", "10.9.9.9") as (port, _):
+        assert exchange(port, request).split(b"\r\n\r\n", 1)[1].startswith(b"http|")
+
+
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        (b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", b"414"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: 1\r\n" % n for n in range(101)) + b"\r\n", b"431"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 9000 + b"\r\n\r\n", b"431"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", b"400"),
+        (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: a/b\r\nContent-Type: c/d\r\nContent-Length: 0\r\n\r\n", b"400"),
+    ],
+    ids=["request line", "fields", "field", "two hosts", "two content types"],
+)
+def test_a_head_past_gunicorn_s_limits_or_with_a_repeated_singleton_field_is_refused(tmp_path, head, status):
+    with serving(tmp_path, ECHO_APP) as (port, _):
+        assert exchange(port, head).startswith(b"HTTP/1.1 " + status + b" ")
+
+
+def test_a_head_that_never_ends_is_refused_once_it_passes_the_limit(tmp_path):
+    limits = ("--limit-request-line", "100", "--limit-request-fields", "2", "--limit-request-field_size", "100")
+    with serving(tmp_path, ECHO_APP, *limits) as (port, _):  # a head of at most 100 + 2 x 102 + 4 bytes
+        # One header's value, never finished: httptools would hold it whole, however long.
+        answer = exchange(port, b"GET / HTTP/1.1\r\nX-Endless: " + b"a" * 400)
+    assert answer.startswith(b"HTTP/1.1 431 ")
+
+
+def test_a_worker_whose_master_is_gone_stops(tmp_path):
+    with serving(tmp_path, ECHO_APP, "--timeout", "2") as (port, worker):
+        master = int(Path(f"/proc/{worker}/stat").read_text().split()[3])
+        os.kill(master, signal.SIGKILL)
+        wait_until(lambda: not Path(f"/proc/{worker}").exists() or _zombie(worker), 30, 0.2, "the worker to stop")
+
+
+def _zombie(pid: int) -> bool:
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"

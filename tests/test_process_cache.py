@@ -119,6 +119,7 @@ def test_one_reset_forgets_the_switch_the_remembered_keys_the_feed_and_the_lease
     from automations import services
     from catalog import ratelimits, serving
     from hooks import maintenance, selectors
+    from publickeys import selectors as key_selectors
 
     maintenance.active()
     key = services.hook_url(make_automation([])).rsplit("automation-", 1)[1]
@@ -126,7 +127,7 @@ def test_one_reset_forgets_the_switch_the_remembered_keys_the_feed_and_the_lease
     assert client.get("/catalog/v1/apps").status_code == 200
     memories = [
         maintenance._switch,
-        selectors._remembered,
+        key_selectors._found,
         serving._version,
         serving._documents,
         ratelimits._leases._leases,

@@ -2,6 +2,7 @@
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from automations import services as automation_services
 from publickeys import crypto, selectors, services
@@ -127,3 +128,28 @@ def test_a_key_with_an_expiry_works_until_then_and_then_misses_as_an_unknown_key
     assert selectors.target_id_for_key(purpose="web_service", key=soon) == target.pk
     PublicKey.objects.filter(digest=crypto.digest(soon)).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert selectors.target_id_for_key(purpose="web_service", key=soon) is None
+
+
+def test_a_key_found_is_remembered_only_when_asked_and_a_miss_never(target, django_assert_num_queries):
+    key = services.issue_key(purpose=Purpose.FORM, target=target)
+    with django_assert_num_queries(2):  # not asked to remember: a query each time
+        selectors.target_id_for_key(purpose=Purpose.FORM, key=key)
+        selectors.target_id_for_key(purpose=Purpose.FORM, key=key)
+    assert selectors.remembered_target_id(purpose=Purpose.FORM, key=key) is None
+    with django_assert_num_queries(1):
+        for _ in range(3):
+            assert selectors.target_id_for_key(purpose=Purpose.FORM, key=key, remember_seconds=5) == target.pk
+    assert selectors.remembered_target_id(purpose=Purpose.FORM, key=key) == target.pk
+    assert selectors.remembered_target_id(purpose=Purpose.WEBHOOK, key=key) is None  # remembered by purpose
+    with django_assert_num_queries(2):
+        for _ in range(2):
+            assert selectors.target_id_for_key(purpose=Purpose.FORM, key=key + "x", remember_seconds=5) is None
+
+
+def test_a_fresh_lookup_of_a_key_retired_meanwhile_forgets_it(target):
+    key = services.issue_key(purpose=Purpose.FORM, target=target)
+    assert selectors.target_id_for_key(purpose=Purpose.FORM, key=key, remember_seconds=5) == target.pk
+    PublicKey.objects.update(retired_at=timezone.now())
+    assert selectors.target_id_for_key(purpose=Purpose.FORM, key=key, remember_seconds=5) == target.pk  # remembered
+    assert selectors.target_id_for_key(purpose=Purpose.FORM, key=key, remember_seconds=5, fresh=True) is None
+    assert selectors.remembered_target_id(purpose=Purpose.FORM, key=key) is None
