@@ -131,7 +131,8 @@ def _encoded(headers) -> list[tuple[bytes, bytes]]:
 def _headers(scope: dict) -> dict[str, str]:
     """The request's headers by lower-case name, repeats joined with commas, as gunicorn's WSGI worker reads them.
 
-    Its ASGI worker drops a name spelled with an underscore, as the WSGI one does (header_map).
+    The hooks process's worker has dropped names spelled with an underscore, as gunicorn's WSGI worker does
+    (overrides/uvicorn_protocol.py).
     """
     headers: dict[str, str] = {}
     for raw_name, raw_value in scope["headers"]:

@@ -9,7 +9,7 @@ from publickeys.selectors import forget_key, forget_keys, remembered_target_id, 
 # before a fresh lookup, hooks/asgi.py); a key replaced in admin keeps
 # working this long in processes that saw it.
 HOOK_KEY_MEMORY_SECONDS = 10.0
-WEBHOOK = PublicKey.Purpose.WEBHOOK.value  # the plain string: an enum member hashes by its name, not its value
+WEBHOOK = PublicKey.Purpose.WEBHOOK.value
 
 
 def automation_id_for_hook_key(key: str, fresh: bool = False) -> int | None:

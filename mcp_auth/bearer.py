@@ -137,7 +137,7 @@ def authenticate(*, authorization: str | None) -> Bearer | Refusal:
     if not oauth2_settings.OAUTH2_VALIDATOR_CLASS().validate_bearer_token(token, [], request):
         return invalid_token()
     access, user = request.access_token, request.user
-    if not user.is_active or not set(resource_uris()) & set(access.resource or ()):
+    if user is None or not user.is_active or not set(resource_uris()) & set(access.resource or ()):
         return invalid_token()
     if not user.has_perm(MCP_TOOLS_PERMISSION):  # directly, by a group, or as a superuser
         return no_permission()

@@ -27,7 +27,7 @@ URL_SHAPES = {
 }
 
 
-# Keys found, by (purpose, the key's digest): the key itself is never kept, even in memory. Only misses are never
+# Keys found, by (purpose, the key's digest): the key itself is never kept, even in memory. Misses are never
 # remembered, so a flood of bad keys costs queries, not memory.
 _found = process_cache.named("publickeys.found_keys", max_size=20_000)
 

@@ -12,7 +12,11 @@ class Trigger:
     `trigger` but `type`); URLS are the purposes of the public keys
     (publickeys.models.PublicKey.Purpose) an automation with this trigger is
     given. The services call the hooks inside the transaction that decides
-    the change, so what a hook writes commits or rolls back with it.
+    the change, so what a hook writes commits or rolls back with it. That
+    transaction holds the automation's row locked, and a webhook's insert
+    waits on that lock: a hook that must call another app (a
+    self-registering trigger) needs its call outside it, with a record to
+    retry or undo, not a network call under the lock.
     """
 
     TYPE: str

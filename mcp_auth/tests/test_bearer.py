@@ -219,3 +219,10 @@ def test_the_token_is_checked_by_the_configured_oauth_validator(client, agent_us
     settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "OAUTH2_VALIDATOR_CLASS": _DisabledApplications}
     response = list_tools(client, raw)
     assert response.status_code == 401 and 'error="invalid_token"' in response["WWW-Authenticate"]
+
+
+def test_a_token_of_no_user_is_refused_not_a_failure(client, agent_user):
+    raw, row = issue_token(agent_user)
+    AccessToken.objects.filter(pk=row.pk).update(user=None)  # DOT allows it: a client-credentials token has none
+    response = list_tools(client, raw)
+    assert response.status_code == 401 and 'error="invalid_token"' in response["WWW-Authenticate"]
