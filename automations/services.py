@@ -55,21 +55,28 @@ def update_automation(
 ) -> Automation:
     """Change the name or the definition. A new trigger type gets its URLs; if the automation is on, the new
     trigger is activated, then the old one deactivated. A refusal (TriggerRefused) leaves everything unchanged:
-    the new trigger raised it before the old one was told anything."""
-    before = triggers.of(automation)
-    if definition is not None:
-        automation.definition = _stored(definition)
-    if name is not None:
-        automation.name = name
-    if owner is not None:
-        automation.owner = owner
-    automation.save()
-    after = triggers.of(automation)
+    the new trigger raised it before the old one was told anything.
+
+    The row is read again under a lock and only the fields named are written: the caller's instance may be
+    seconds old (an MCP tool, the import command), and an automation turned on or off meanwhile keeps that
+    state, its trigger told of it by the change that made it.
+    """
+    current = Automation.objects.select_for_update().get(pk=automation.pk)
+    before = triggers.of(current)
+    changed = ["updated_at"]
+    for field, value in (("definition", definition), ("name", name), ("owner", owner)):
+        if value is not None:
+            setattr(current, field, _stored(value) if field == "definition" else value)
+            changed.append(field)
+    current.save(update_fields=changed)
+    after = triggers.of(current)
     if after is not before:
-        _issue_urls(automation, missing_only=True)
-        if automation.enabled:
-            after.activate(automation)
-            before.deactivate(automation)
+        _issue_urls(current, missing_only=True)
+        if current.enabled:
+            after.activate(current)
+            before.deactivate(current)
+    for field in ("definition", "name", "owner_id", "enabled", "updated_at"):
+        setattr(automation, field, getattr(current, field))
     signals.send_on_commit(signals.updated, automation)
     return automation
 
@@ -83,6 +90,7 @@ def turn_on(*, automation: Automation) -> None:
     changed = Automation.objects.filter(pk=automation.pk, enabled=False).update(enabled=True, updated_at=timezone.now())
     if changed:
         automation.enabled = True
+        automation.definition = Automation.objects.values_list("definition", flat=True).get(pk=automation.pk)
         try:
             triggers.of(automation).activate(automation)
         except TriggerRefused:
@@ -97,7 +105,8 @@ def turn_off(*, automation: Automation) -> None:
     """Off: the trigger is deactivated; deliveries are kept until it is turned on again."""
     changed = Automation.objects.filter(pk=automation.pk, enabled=True).update(enabled=False, updated_at=timezone.now())
     automation.enabled = False
-    if changed:
+    if changed:  # the trigger of the row as it is now (locked by the update), not as the caller last read it
+        automation.definition = Automation.objects.values_list("definition", flat=True).get(pk=automation.pk)
         triggers.of(automation).deactivate(automation)
         signals.send_on_commit(signals.turned_off, automation)
 

@@ -235,3 +235,15 @@ def test_the_import_command_changes_nothing_when_a_new_trigger_type_is_refused(t
     with pytest.raises(CommandError, match=f"its trigger refused: {REFUSAL}; nothing changed"):
         imported(tmp_path, owner, type_="web_service")
     assert stored(automation).enabled and stored(automation).definition["trigger"]["type"] == "webhook"
+
+
+def test_an_update_from_a_stale_copy_keeps_the_state_set_meanwhile_and_tells_no_trigger(make_automation, trigger_hooks):
+    automation = make_automation(RECORD)  # on
+    stale = stored(automation)
+    services.turn_off(automation=automation)  # meanwhile, elsewhere
+    trigger_hooks.calls.clear()
+    services.update_automation(automation=stale, definition=document("web_service"), name="Renamed")
+    assert trigger_hooks.calls == []  # off: the new trigger is not activated, the old one not deactivated again
+    now = stored(automation)
+    assert (now.enabled, now.name, now.definition["trigger"]["type"]) == (False, "Renamed", "web_service")
+    assert stale.enabled is False  # the caller's copy shows what was saved
