@@ -108,19 +108,36 @@ def test_a_target_in_absolute_form_or_with_a_fragment_is_read_as_its_path(tmp_pa
     assert answer.endswith(b"|" + seen)
 
 
+def trickled_head(sock: socket.socket) -> bytes:
+    """A request head sent a byte every 0.1 s for 10 s, never finished; what the server answered once it closed."""
+    sock.sendall(b"GET / HTTP/1.1\r\n")
+    try:
+        for _ in range(100):  # each byte is progress, none finishes the head
+            sock.sendall(b"X")
+            time.sleep(0.1)
+    except OSError:  # closed by the server
+        pass
+    answer = b""
+    while chunk := sock.recv(65536):  # left open, recv times out
+        answer += chunk
+    return answer
+
+
 def test_headers_still_arriving_at_the_deadline_get_408_and_the_connection_closes(tmp_path):
     with serving(tmp_path, ECHO_APP) as (port, _), socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(b"GET / HTTP/1.1\r\n")
-        answer = b""
-        try:
-            for _ in range(100):  # a header byte every 0.1 s: each is progress, none finishes the headers
-                sock.sendall(b"X")
-                time.sleep(0.1)
-        except OSError:  # closed by the server
-            pass
-        while chunk := sock.recv(65536):
-            answer += chunk
-    assert answer.startswith(b"HTTP/1.1 408 ") and b"connection: close" in answer  # not sent, recv times out
+        answer = trickled_head(sock)
+    assert answer.startswith(b"HTTP/1.1 408 ") and b"connection: close" in answer
+
+
+def test_the_next_request_on_a_kept_alive_connection_has_its_own_deadline(tmp_path):
+    with serving(tmp_path, ECHO_APP) as (port, _), socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(b"GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = sock.recv(65536)
+        while not first.endswith(b"|/first|"):  # its head and body may come in two reads
+            first += sock.recv(65536)
+        answer = trickled_head(sock)
+    assert first.startswith(b"HTTP/1.1 200 ") and first.endswith(b"|/first|")
+    assert answer.startswith(b"HTTP/1.1 408 ")
 
 
 def test_a_connection_that_never_sends_a_request_is_closed_at_the_deadline(tmp_path):
