@@ -4,8 +4,9 @@ Run: .venv/bin/python benchmarks/mcp.py [--apps 2000] [--seconds 10] [--rounds 3
 One gunicorn as the Procfile runs it (config/gunicorn.py), PostgreSQL and
 Redis. The empty view is /healthz: the same middleware and host routing, no
 database. Each MCP request is a stateless POST carrying its bearer token, so
-each pays the token check (one query: the token, its user and the "MCP
-Tools" permission) besides its own work; the search reads the catalog (one
+each pays the token check (django-oauth-toolkit's validator: the token with
+its user and application, then the user's permissions; remembered for
+MCP_TOKEN_CHECK_SECONDS) besides its own work; the search reads the catalog (one
 query for the apps, one for their operations). Goal: 50% or more of the
 empty view.
 """

@@ -61,7 +61,7 @@ def original_run_sql(completed: int) -> str:
     """original_run's SELECT, for that many completed statuses.
 
     Compiled by the ORM for every delivery, it cost a worker fourteen times the
-    CPU of its parameters (benchmarks/RESULTS.md, 2026-11-23, ff20054).
+    CPU of its parameters (benchmarks/RESULTS.md, 2026-11-23, 5e919b5).
     """
     run_id, status = f"d.{column(Delivery, 'run')}", f"r.{column(Run, 'status')}"
     waiting_for = f"r.{column(Run, 'waiting_for')}"
