@@ -77,7 +77,7 @@ def test_a_decision_from_a_tab_opened_before_another_approver_decided_shows_the_
 ):
     automation = make_automation(ASK_THEN_RECORD)
     send(stack, automation, {"order": 3, "customer": "Eve", "amount": 5})
-    wait_until(lambda: Run.objects.filter(status=Run.Status.WAITING).exists(), 60, message="the run to wait")
+    wait_until(lambda: ApprovalItem.objects.filter(queue__automation=automation).exists(), 60, message="its item")
     page.open(queue_url(stack, automation), "queue-before")
     item = ApprovalItem.objects.get()
     approvals.decide(queue=item.queue, item_id=item.pk, decision="rejected", comment="", address="192.0.2.5")
@@ -91,6 +91,6 @@ def test_a_decision_from_a_tab_opened_before_another_approver_decided_shows_the_
 def test_the_queue_fits_a_phone(stack, phone_page, make_automation):
     automation = make_automation(ASK_THEN_RECORD)
     send(stack, automation, {"order": 4, "customer": "A name long enough to wrap on a phone's narrow screen"})
-    wait_until(lambda: Run.objects.filter(status=Run.Status.WAITING).exists(), 60, message="the run to wait")
+    wait_until(lambda: ApprovalItem.objects.filter(queue__automation=automation).exists(), 60, message="its item")
     phone_page.open(queue_url(stack, automation), "queue-on-a-phone")
     assert_fits_the_screen(phone_page)
