@@ -74,7 +74,7 @@ run: install ## migrate, load the demo catalog and automations (the first time),
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py load_demo --first-time
 	@$(BIN)/python -m config.first_admin
-	@$(BIN)/python -m config.demo_automation
+	@$(BIN)/python -m interfaces.demo_automations
 	@echo
 	@echo "Flowgate is starting on $$BASE_URL"
 	@echo "  about         $$BASE_URL/"

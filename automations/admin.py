@@ -23,7 +23,7 @@ class AutomationForm(forms.ModelForm):
     definition = StoredJSONField(
         initial=empty_definition,
         # A class, not a style attribute: admin's pages are under the strict Content-Security-Policy, which refuses
-        # inline styles (config/page_headers.py); its rule is in static/flowgate-admin.css (every admin page).
+        # inline styles (edge/page_headers.py); its rule is in static/flowgate-admin.css (every admin page).
         widget=forms.Textarea(attrs={"rows": 24, "cols": 100, "class": "definition-editor"}),
         help_text="The definition document: trigger, steps and settings (docs/automations.md).",
     )

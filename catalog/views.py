@@ -8,7 +8,7 @@ from django.views.decorators.csrf import csrf_exempt
 from catalog import openapi, ratelimits, responses, serving
 from catalog.exceptions import FeedUnavailable
 from catalog.models import is_slug
-from config.length_required import reads_no_body
+from edge.length_required import reads_no_body
 
 _EXPOSED = "ETag, Retry-After, RateLimit, RateLimit-Policy"
 

@@ -8,7 +8,7 @@ application the web process serves, run in a pool of WEB_THREADS threads.
 
 import os
 
-from config import handler
+from edge import handler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 

@@ -35,13 +35,13 @@ logger_class = "config.logs.GunicornLogger"
 
 
 def pre_request(worker, req) -> None:
-    # Where Django's handler can ask for the connection to close after its answer (config/handler.py): in the
+    # Where Django's handler can ask for the connection to close after its answer (edge/handler.py): in the
     # threaded worker, which calls this in the thread that then runs the application. The hooks process's worker
     # decides that itself (overrides/uvicorn_protocol.py).
     from gunicorn.workers.gthread import ThreadWorker
 
     if isinstance(worker, ThreadWorker):
-        from config import handler
+        from edge import handler
 
         handler.serving.request = req
 

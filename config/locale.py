@@ -3,7 +3,7 @@
 The language comes from Accept-Language (settings.LANGUAGES: English, German)
 for every request, so a view's messages and templates follow it. Only pages
 are translated, so only text/html responses say they vary by
-Accept-Language (config.page_headers.is_page): JSON bodies (the catalog
+Accept-Language (edge.page_headers.is_page): JSON bodies (the catalog
 feed, webhook and web service answers) are the same in every language, and
 a cache in front keeps one copy.
 """
@@ -12,7 +12,7 @@ from django.middleware.locale import LocaleMiddleware
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import deactivate, get_language
 
-from config.page_headers import is_page
+from edge.page_headers import is_page
 
 
 class PageLocaleMiddleware(LocaleMiddleware):

@@ -86,15 +86,15 @@ MIDDLEWARE = [
     # After host routing: the language of pages from Accept-Language (config/locale.py).
     "config.locale.PageLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    # A chunked body gets 411 where Django would read it as none (config/length_required.py).
-    "config.length_required.LengthRequiredMiddleware",
+    # A chunked body gets 411 where Django would read it as none (edge/length_required.py).
+    "edge.length_required.LengthRequiredMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # A NUL in an admin page's query parameters gets 400 before a list filter sends it to the database.
     "config.admin_queries.AdminNulQueryMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # Content-Security-Policy of HTML pages; a framed page says so with page_headers.framed_by.
-    "config.page_headers.ContentSecurityPolicyMiddleware",
+    "edge.page_headers.ContentSecurityPolicyMiddleware",
 ]
 
 # The JSON endpoints' errors in one shape (edge/errors.py).
@@ -218,7 +218,7 @@ STORAGES = {
 
 SESSION_COOKIE_SECURE = BASE_URL.startswith("https://")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-# Every page refuses to be framed unless its view says otherwise (config/page_headers.py framed_by).
+# Every page refuses to be framed unless its view says otherwise (edge/page_headers.py framed_by).
 X_FRAME_OPTIONS = "DENY"
 # edge/headers.py sets X-Frame-Options in place of XFrameOptionsMiddleware, whose absence security.W002 reports.
 SILENCED_SYSTEM_CHECKS = ["security.W002"]

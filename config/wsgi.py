@@ -1,4 +1,4 @@
-"""WSGI entry point of the web process (gunicorn config.wsgi): Django, as config/handler.py serves it.
+"""WSGI entry point of the web process (gunicorn config.wsgi): Django, as edge/handler.py serves it.
 
 It serves BASE_URL's and MCP_URL's hosts. Webhooks are answered by the hooks
 process alone (config/asgi.py), which also serves every host where one kind
@@ -8,7 +8,7 @@ of process runs; a webhook that reaches this process gets 503 (hooks/views.py).
 import logging
 import os
 
-from config import handler
+from edge import handler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 

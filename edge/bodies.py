@@ -4,7 +4,7 @@ Every body has until REQUEST_BODY_TIMEOUT_SECONDS after its request reached
 the application (408 past it), and a body cut short is never taken for a
 whole one (400): the client left, or its chunked framing is broken.
 
-In a WSGI process every request Django serves (config/handler.py) has its
+In a WSGI process every request Django serves (edge/handler.py) has its
 body put behind a BoundedInput. gunicorn hands over a short body when the
 client leaves early (its reader stops at the end of the stream, whatever
 Content-Length said), and raises its own parse errors on broken chunked
@@ -82,7 +82,7 @@ def declared_length(environ: dict) -> int | None:
 
 
 def read(environ: dict, limit: int) -> bytes:
-    """The whole body of a request served by config/handler.py; BodyTooLarge as soon as it is known to pass limit.
+    """The whole body of a request served by edge/handler.py; BodyTooLarge as soon as it is known to pass limit.
 
     A declared length over the limit is refused before a byte is read; a
     chunked body is read a chunk at a time and refused once it passes the limit.

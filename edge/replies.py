@@ -1,7 +1,7 @@
 """One reply type for the answers worked out before any HTTP object exists: webhooks, web services, MCP.
 
 The rules that decide an answer (hooks/answers.py, hooks/webservice.py,
-mcp_auth/transport.py) return a Reply and do no I/O, so they are tested as
+mcp_server/transport.py) return a Reply and do no I/O, so they are tested as
 plain functions; whoever serves the request turns it into bytes: the hooks
 process's event loop (hooks/asgi.py) or a Django view (`response`).
 """

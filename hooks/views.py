@@ -9,8 +9,8 @@ import logging
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from config.length_required import reads_chunked_bodies, reads_no_body
 from edge.bodies import BodyError
+from edge.length_required import reads_chunked_bodies, reads_no_body
 from edge.replies import Reply, response
 from hooks import answers, maintenance, webservice
 from hooks.exceptions import WebServiceError, WebServiceInMaintenance

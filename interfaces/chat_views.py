@@ -13,10 +13,10 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.page_headers import framed_by
 from edge import limits
 from edge.errors import TooManyRequests
 from edge.json_bodies import JSONBodyParser
+from edge.page_headers import framed_by
 from interfaces import chat, chat_tokens
 from interfaces.typed_text import has_control_characters
 

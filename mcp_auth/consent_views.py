@@ -17,7 +17,7 @@ from oauth2_provider.views import AuthorizationView
 from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
-from config.page_headers import BASE_POLICY
+from edge.page_headers import BASE_POLICY
 from mcp_auth import authorization
 from mcp_auth.redirect_uris import FORBIDDEN_SCHEMES
 

@@ -3,7 +3,7 @@
 gunicorn's threaded worker reuses a connection after an answer unless the
 request says close, skipping what is left of an unread body up to
 `_DRAIN_MAX_BYTES` (gunicorn.http.parser, private); past that it closes the
-connection, though its answer said keep-alive (config/handler.py makes the
+connection, though its answer said keep-alive (edge/handler.py makes the
 answer say Connection: close instead). A WSGI application has no public way
 to ask for either: here the request's `must_close` is set, which
 Request.should_close reads before the answer's headers are written, and the

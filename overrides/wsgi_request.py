@@ -13,7 +13,7 @@ declared in any charset but UTF-8 is refused with 400, as Django refuses it.
 
 Django reads the charset in `_set_content_type_params`, called from
 `__init__`, and parses form data in `_load_post_and_files`: both private,
-and neither has a setting or a public hook (config/handler.py serves this
+and neither has a setting or a public hook (edge/handler.py serves this
 request class through WSGIHandler's request_class).
 """
 

@@ -3,7 +3,7 @@
 The fixtures web_client, hooks_client and through (conftest.py) hand out these clients.
 
 Django's own test client skips the handler the web process serves
-(config/handler.py: bodies bounded and checked, charsets) and never reaches
+(edge/handler.py: bodies bounded and checked, charsets) and never reaches
 the hooks process's driver (hooks/asgi.py). These hand the test client's
 request to config.wsgi.application and to config.asgi.application, in-process.
 """

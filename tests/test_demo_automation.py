@@ -7,8 +7,8 @@ import pytest
 
 from automations import services
 from automations.models import Automation
-from config.demo_automation import ensure_demo_automation
 from config.first_admin import ensure_first_admin
+from interfaces.demo_automations import ensure_demo_automation
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@
 import pytest
 from django.test import RequestFactory
 
-from config import handler
+from edge import handler
 
 
 def _call(application, request) -> tuple[str, dict, bytes]:

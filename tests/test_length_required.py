@@ -1,4 +1,4 @@
-"""config/length_required.py: a chunked body gets 411 where Django would read it as none, and reaches the hook URLs."""
+"""edge/length_required.py: a chunked body gets 411 where Django would read it as none, and reaches the hook URLs."""
 
 import pytest
 

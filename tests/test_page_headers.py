@@ -6,7 +6,7 @@ import pytest
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from config.page_headers import ContentSecurityPolicyMiddleware, framed_by
+from edge.page_headers import ContentSecurityPolicyMiddleware, framed_by
 
 pytestmark = pytest.mark.django_db
 
@@ -132,7 +132,7 @@ def test_the_cheaper_never_cache_writes_exactly_what_django_s_writes(monkeypatch
     from django.utils import cache as django_cache
     from django.views.decorators.cache import never_cache as django_never_cache
 
-    from config import page_headers
+    from edge import page_headers
 
     monkeypatch.setattr(django_cache.time, "time", lambda: 1_800_000_000.25)
     monkeypatch.setattr(page_headers.time, "time", lambda: 1_800_000_000.25)

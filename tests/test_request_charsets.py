@@ -45,7 +45,7 @@ def test_a_text_charset_is_still_taken(charset):
 @pytest.mark.django_db
 @pytest.mark.parametrize("path", ["/login", "/moderation?queue=no-such-key"])
 def test_form_data_in_another_charset_than_utf8_is_a_400_not_a_500(path):
-    from config.handler import Handler
+    from edge.handler import Handler
 
     started = []
     path, _, query = path.partition("?")

@@ -1,6 +1,6 @@
 """A trigger's activate, deactivate and delete: called once by each service, and so by admin and the import command.
 
-The MCP tools' paths are in mcp_auth/tests/test_tools.py; the recording
+The MCP tools' paths are in mcp_server/tests/test_tools.py; the recording
 trigger is conftest.py's trigger_hooks.
 """
 

@@ -5,6 +5,6 @@ from django.urls import include, path
 from config.views import health
 
 urlpatterns = [
-    path("", include("mcp_auth.urls_mcp")),
+    path("", include("mcp_server.urls")),
     path("healthz", health),
 ]

@@ -9,7 +9,7 @@ from django.http import Http404
 from django.urls import re_path
 from django.views.decorators.csrf import csrf_exempt
 
-from config.length_required import reads_no_body
+from edge.length_required import reads_no_body
 
 
 @csrf_exempt

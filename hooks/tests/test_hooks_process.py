@@ -179,7 +179,9 @@ def test_a_client_that_half_closes_after_its_request_gets_its_answer_and_the_con
     path = urlsplit(url).path
     head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{hooks_process.port}\r\n"
     answer = raw(hooks_process, f'{head}Content-Length: 8\r\n\r\n{{"n": 1}}'.encode(), half_close=True)
-    assert answer.startswith(b"HTTP/1.1 200 ") and b"\r\nconnection: close\r\n" in answer.lower()
+    # The answer comes, and the connection closes after it (raw reads until then). It says Connection: close
+    # when the server saw the half-close before its answer's head went out, as it mostly does.
+    assert answer.startswith(b"HTTP/1.1 200 ")
     delivery_id = answer.lower().split(b"x-flowgate-delivery-id: ")[1].split(b"\r\n")[0].decode()
     assert Delivery.objects.get().public_id == uuid.UUID(delivery_id)
     cut_short = raw(hooks_process, f'{head}Content-Length: 50\r\n\r\n{{"n"'.encode(), half_close=True)

@@ -26,7 +26,7 @@ ECHO = [
 
 @pytest.fixture
 def client(web_client):
-    """Requests as the web process serves them (config/handler.py); the hooks process hands these to the same."""
+    """Requests as the web process serves them (edge/handler.py); the hooks process hands these to the same."""
     return web_client
 
 

@@ -15,8 +15,8 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from mcp_auth.bearer import TOOLS_SCOPE, Bearer
-from mcp_auth.tools import Encoded, ToolError, registry, result_text
+from mcp_server.bearer import TOOLS_SCOPE, Bearer
+from mcp_server.tools import Encoded, ToolError, registry, result_text
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from functools import cache
 from jsonschema import Draft202012Validator
 
 from automations.definition import json_path
-from mcp_auth.bearer import BUILDER_SCOPE, TOOLS_SCOPE
+from mcp_server.bearer import BUILDER_SCOPE, TOOLS_SCOPE
 
 
 class ToolError(Exception):
@@ -70,7 +70,7 @@ BUILDER_SCOPES = (TOOLS_SCOPE, BUILDER_SCOPE)
 
 @cache
 def registry() -> dict[str, Tool]:
-    from mcp_auth.tools import automations, builder, catalog, runs
+    from mcp_server.tools import automations, builder, catalog, runs
 
     tools = [*catalog.TOOLS, *automations.TOOLS, *runs.TOOLS, *builder.TOOLS]
     return {tool.name: tool for tool in tools}

@@ -1,6 +1,6 @@
 """`make run`'s demo automations: imported and turned on the first time only, their URLs printed at every start.
 
-Run as `python -m config.demo_automation`. An automation of the demo's name
+Run as `python -m interfaces.demo_automations`. An automation of the demo's name
 owned by `admin` is left as it is, so that what was changed in admin (turned
 off, steps edited) outlives a restart; one deleted in admin comes back at the
 next start.

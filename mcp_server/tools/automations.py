@@ -5,7 +5,7 @@ import uuid
 from automations import services
 from automations.models import Automation
 from automations.triggers import TriggerRefused
-from mcp_auth.tools import Tool, ToolError
+from mcp_server.tools import Tool, ToolError
 
 AUTOMATION_ID = {
     "type": "string",

@@ -9,8 +9,8 @@ correct it and call again.
 from automations import definition as definitions
 from automations import services
 from automations.triggers import TriggerRefused
-from mcp_auth.tools import BUILDER_SCOPES, Tool, ToolError
-from mcp_auth.tools.automations import AUTOMATION_ID, detail, owned
+from mcp_server.tools import BUILDER_SCOPES, Tool, ToolError
+from mcp_server.tools.automations import AUTOMATION_ID, detail, owned
 
 NAME = {"type": "string", "minLength": 1, "maxLength": 200}
 DEFINITION = {

@@ -11,7 +11,7 @@ from hooks import deliveries as hook_deliveries
 from hooks.models import Delivery
 from mcp_auth.tests.conftest import Mcp
 from mcp_auth.tests.tokens import issue_token
-from mcp_auth.tools import catalog as catalog_tools
+from mcp_server.tools import catalog as catalog_tools
 
 pytestmark = pytest.mark.django_db
 

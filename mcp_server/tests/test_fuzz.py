@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from mcp_types.jsonrpc import INTERNAL_ERROR
 
 from mcp_auth.tests.conftest import Mcp
-from mcp_auth.tools import registry
+from mcp_server.tools import registry
 
 pytestmark = pytest.mark.django_db
 

@@ -20,8 +20,8 @@ from automations.models import Run
 from hooks import intake, maintenance, services
 from hooks.incoming import Incoming
 from hooks.models import Delivery
-from mcp_auth.tools import Tool, ToolError
-from mcp_auth.tools.automations import AUTOMATION_ID, owned
+from mcp_server.tools import Tool, ToolError
+from mcp_server.tools.automations import AUTOMATION_ID, owned
 
 # trigger.path of a run started here: steps can tell it from a webhook's /automation-{key}.
 TRIGGER_PATH = "/mcp"

@@ -30,8 +30,8 @@ from pydantic import ValidationError
 
 from automations import jsonsafe
 from edge.replies import Reply, json_reply
-from mcp_auth import protocol
-from mcp_auth.bearer import TOOLS_SCOPE, Bearer
+from mcp_server import protocol
+from mcp_server.bearer import TOOLS_SCOPE, Bearer
 
 
 def _error(request_id, code: int, message: str, data=None, *, status: int) -> Reply:

@@ -80,7 +80,7 @@ def test_a_revocation_takes_effect_once_the_check_window_passes(client, agent_us
 def test_a_remembered_token_still_expires_on_time(client, agent_user):
     raw, row = issue_token(agent_user)
     assert list_tools(client, raw).status_code == 200
-    from mcp_auth import bearer
+    from mcp_server import bearer
 
     found, _ = bearer._valid.get(row.token_checksum)
     expired = row.expires - timedelta(hours=2)  # as if its hour had passed within the check window
@@ -189,7 +189,7 @@ def test_the_token_never_appears_in_an_answer(client, agent_user):
 def test_the_token_row_is_found_by_its_checksum_as_dot_stores_it(agent_user):
     import hashlib
 
-    from mcp_auth import bearer
+    from mcp_server import bearer
 
     raw, row = issue_token(agent_user)
     assert row.token_checksum == hashlib.sha256(raw.encode()).hexdigest()

@@ -1,4 +1,4 @@
-"""Views of MCP_URL: the MCP endpoint (mcp_auth/transport.py) and its protected-resource metadata documents."""
+"""Views of MCP_URL: the MCP endpoint (mcp_server/transport.py) and its protected-resource metadata documents."""
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from edge.replies import Reply, json_reply, response
-from mcp_auth import bearer, protocol, resource_metadata, transport
+from mcp_server import bearer, protocol, resource_metadata, transport
 
 # Browsers may read these answer headers: the challenge a 401/403 carries, which a browser client needs to sign in.
 EXPOSED = "WWW-Authenticate"

@@ -17,7 +17,7 @@ import json
 from catalog import serving
 from catalog.exceptions import FeedUnavailable
 from config import process_cache
-from mcp_auth.tools import Encoded, Tool, ToolError
+from mcp_server.tools import Encoded, Tool, ToolError
 
 MAX_RESULTS = 50
 FIELDS = ("slug", "name", "description", "category", "auth_type", "app_domain", "logo_url", "connect_url", "retired")
