@@ -214,3 +214,24 @@ def test_a_worker_whose_master_is_gone_stops(tmp_path):
 
 def _zombie(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
+
+SLOW_APP = """
+import asyncio
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "http":
+        await asyncio.sleep(1)  # the next request's head is read while this answer is under way
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]})
+        await send({"type": "http.response.body", "body": b"first"})
+"""
+
+
+def test_a_pipelined_head_refused_while_an_answer_is_under_way_never_cuts_that_answer(tmp_path):
+    first = b"GET /first HTTP/1.1\r\nHost: x\r\n\r\n"
+    refused = b"GET /second HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 9000 + b"\r\n\r\n"  # over the field limit
+    with serving(tmp_path, SLOW_APP) as (port, _):
+        answer = exchange(port, first + refused)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"\r\n\r\nfirst")  # whole, then closed
+    assert b"431" not in answer
