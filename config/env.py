@@ -83,6 +83,11 @@ def env_rate(name: str, default: str) -> str:
     return raw
 
 
+def web_service_timeout() -> int:
+    """WEB_SERVICE_TIMEOUT_SECONDS: read by settings and by the hooks process's worker (how long an answer may take)."""
+    return env_int("WEB_SERVICE_TIMEOUT_SECONDS", 30, minimum=1)
+
+
 def request_body_timeout() -> int:
     """REQUEST_BODY_TIMEOUT_SECONDS: read by settings and by the hooks process's worker, whose headers have as long."""
     return env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)

@@ -13,7 +13,17 @@ from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from config.devsecret import development_secret
-from config.env import env_bool, env_int, env_list, env_rate, env_str, env_url, env_version, request_body_timeout
+from config.env import (
+    env_bool,
+    env_int,
+    env_list,
+    env_rate,
+    env_str,
+    env_url,
+    env_version,
+    request_body_timeout,
+    web_service_timeout,
+)
 from config.startup_checks import refuse_debug_beyond_loopback, refuse_listen_only_host
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -276,7 +286,7 @@ RUN_SWEEP_SECONDS = env_int("RUN_SWEEP_SECONDS", 15, minimum=1)
 # the sweeper; younger ones are left to the message the intake sent.
 DELIVERY_SWEEP_SECONDS = env_int("DELIVERY_SWEEP_SECONDS", 30, minimum=1)
 WEB_SERVICE_MONTHLY_QUOTA = env_int("WEB_SERVICE_MONTHLY_QUOTA", 10000, minimum=0)
-WEB_SERVICE_TIMEOUT_SECONDS = env_int("WEB_SERVICE_TIMEOUT_SECONDS", 30, minimum=1)
+WEB_SERVICE_TIMEOUT_SECONDS = web_service_timeout()
 HTTP_STEP_TIMEOUT_SECONDS = env_int("HTTP_STEP_TIMEOUT_SECONDS", 30, minimum=1)
 # HTTP request steps may not call loopback, private or link-local addresses
 # unless this is on (tests, or a single-tenant install inside a network).

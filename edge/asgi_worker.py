@@ -16,7 +16,7 @@ import logging
 import os
 import signal
 
-from config.env import env_int, request_body_timeout
+from config.env import request_body_timeout, web_service_timeout
 from overrides.uvicorn_protocol import Limits, Protocol
 from overrides.uvicorn_worker_sockets import UnwrappedSocketsWorker
 
@@ -32,7 +32,7 @@ class Worker(UnwrappedSocketsWorker):
         super().__init__(*args, **kwargs)
         cfg = self.cfg
         Limits.header_seconds = request_body_timeout()
-        Limits.answer_seconds = request_body_timeout() + env_int("WEB_SERVICE_TIMEOUT_SECONDS", 30, minimum=1) + 5
+        Limits.answer_seconds = request_body_timeout() + web_service_timeout() + 5
         # 0 means no limit to gunicorn; here it means gunicorn's default.
         Limits.line_bytes = cfg.limit_request_line or Limits.line_bytes
         Limits.fields = cfg.limit_request_fields or Limits.fields

@@ -236,6 +236,16 @@ def test_every_webhook_answer_carries_the_security_headers_of_djangos_answers(
         assert ("strict-transport-security" in seen[0]) is secure and seen[0]["x-frame-options"] == "DENY"
 
 
+def post_logging_errors(hooks_client, path: str, caplog):
+    """POST an empty JSON body with django.request's records in caplog: that logger does not propagate to the root."""
+    logger = logging.getLogger("django.request")
+    logger.addHandler(caplog.handler)
+    try:
+        return hooks_client.post(path, data=b"{}", content_type="application/json")
+    finally:
+        logger.removeHandler(caplog.handler)
+
+
 def test_an_unexpected_error_is_a_logged_500_with_djangos_headers(hooks_client, path, monkeypatch, caplog):
     from hooks import services
 
@@ -243,12 +253,7 @@ def test_an_unexpected_error_is_a_logged_500_with_djangos_headers(hooks_client, 
         raise RuntimeError("boom")
 
     monkeypatch.setattr(services, "new_delivery", broken)
-    logger = logging.getLogger("django.request")  # it does not propagate to the root logger caplog watches
-    logger.addHandler(caplog.handler)
-    try:
-        response = hooks_client.post(path, data=b"{}", content_type="application/json")
-    finally:
-        logger.removeHandler(caplog.handler)
+    response = post_logging_errors(hooks_client, path, caplog)
     assert (response.status_code, response.content) == (500, b"")
     assert response["X-Frame-Options"] == "DENY"
     assert "Internal Server Error" in caplog.text
@@ -271,12 +276,7 @@ def test_a_cut_off_body_of_any_other_page_is_a_400_not_a_short_form(through, dja
 
 def test_a_route_decision_that_fails_is_a_logged_500_with_the_security_headers(hooks_client, path, settings, caplog):
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO",)  # malformed: Django's is_secure() raises
-    logger = logging.getLogger("django.request")  # it does not propagate to the root logger caplog watches
-    logger.addHandler(caplog.handler)
-    try:
-        response = hooks_client.post(path, data=b"{}", content_type="application/json")
-    finally:
-        logger.removeHandler(caplog.handler)
+    response = post_logging_errors(hooks_client, path, caplog)
     assert (response.status_code, response.content, response["X-Frame-Options"]) == (500, b"", "DENY")
     assert "Internal Server Error" in caplog.text
     assert not Delivery.objects.exists()
