@@ -73,7 +73,7 @@ run: install ## migrate, load the demo catalog and automations (the first time),
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py load_demo --first-time
-	@$(BIN)/python -m config.first_admin
+	@$(BIN)/python -m accounts.first_admin
 	@$(BIN)/python -m interfaces.demo_automations
 	@echo
 	@echo "Flowgate is starting on $$BASE_URL"
@@ -89,7 +89,7 @@ run: install ## migrate, load the demo catalog and automations (the first time),
 	@echo "  try the contact form and the chat widget: open their form URL and chat widget URL above"
 	@echo "  Ctrl-C stops every process"
 	@echo
-	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/python -m config.procfile Procfile
+	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/python -m edge.procfile Procfile
 
 # The suite runs in TEST_PROCESSES processes (pytest-xdist), each test file whole in one of them, so a
 # file's end-to-end stack starts once; each process has its own test database, Redis database and var/

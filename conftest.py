@@ -7,14 +7,14 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from config import process_cache
+from edge import process_cache
 from hooks import intake
 from tests.processes import HooksProcess, WebProcess
 
 
 @pytest.fixture(autouse=True)
 def _clean_state():
-    """No test sees another's cache entries (rate-limit counters) or process memories (config/process_cache.py)."""
+    """No test sees another's cache entries (rate-limit counters) or process memories (edge/process_cache.py)."""
     cache.clear()
     process_cache.reset_all()
     yield

@@ -23,8 +23,8 @@ from django.http import HttpResponse  # noqa: E402
 from django.urls import re_path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 
-from config import hosts  # noqa: E402
 from config.wsgi import application  # noqa: E402,F401  (Flowgate as shipped)
+from edge import hosts  # noqa: E402
 from hooks import tasks  # noqa: E402
 from hooks.models import Delivery  # noqa: E402
 from publickeys.models import PublicKey  # noqa: E402

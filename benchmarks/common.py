@@ -41,7 +41,7 @@ def manage(env: dict, *args: str) -> str:
 def start_gunicorn(
     env: dict, port: int, app: str = "config.wsgi", *, asgi: bool = False, host: str | None = None
 ) -> subprocess.Popen:
-    """gunicorn as the Procfile runs it (config/gunicorn.py): 2 processes of 8 threads, no access log.
+    """gunicorn as the Procfile runs it (edge/gunicorn.py): 2 processes of 8 threads, no access log.
 
     BENCH_WORKERS and BENCH_THREADS override the counts.
 
@@ -59,7 +59,7 @@ def start_gunicorn(
             "gunicorn",
             app,
             "-c",
-            "config/gunicorn.py",
+            "edge/gunicorn.py",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
@@ -75,7 +75,7 @@ def start_gunicorn(
         try:
             request = urllib.request.Request(f"http://127.0.0.1:{port}/healthz", headers={"Host": host} if host else {})
             urllib.request.urlopen(request, timeout=1)
-            # Each process binds a socket of its own as it boots (config/gunicorn.py): wait for all of them.
+            # Each process binds a socket of its own as it boots (edge/gunicorn.py): wait for all of them.
             if _listeners(port) == int(workers):
                 return process
             time.sleep(0.2)
@@ -114,7 +114,7 @@ def wrk(
 
     gunicorn's threaded workers keep a keep-alive connection in the process
     that accepted it: 8 connections split 8/0 run at a third of a 4/4 split.
-    Each process has a socket of its own (config/gunicorn.py) and the kernel
+    Each process has a socket of its own (edge/gunicorn.py) and the kernel
     deals connections over them by a hash of their addresses, so a split is
     even only by chance (with one shared socket it was worse: at 32, 32/0 or
     29/3 came far more often than 16/16). A run is therefore kept only when

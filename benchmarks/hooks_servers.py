@@ -35,7 +35,7 @@ SERVERS = {
 
 
 def start_gunicorn_asgi(env: dict, port: int, worker: list[str]) -> subprocess.Popen:
-    command = [PYTHON, "-m", "gunicorn", APP, "-c", "config/gunicorn.py", "--bind", f"127.0.0.1:{port}"]
+    command = [PYTHON, "-m", "gunicorn", APP, "-c", "edge/gunicorn.py", "--bind", f"127.0.0.1:{port}"]
     command += ["--workers", "2", "--threads", "1", *worker, "--log-level", "warning"]
     return _started(subprocess.Popen(command, cwd=ROOT, env=env), port)
 

@@ -1,7 +1,7 @@
 """MCP throughput: tools/list and a catalog search tools/call per second with a valid token, beside the empty view.
 
 Run: .venv/bin/python benchmarks/mcp.py [--apps 2000] [--seconds 10] [--rounds 3]
-One gunicorn as the Procfile runs it (config/gunicorn.py), PostgreSQL and
+One gunicorn as the Procfile runs it (edge/gunicorn.py), PostgreSQL and
 Redis. The empty view is /healthz: the same middleware and host routing, no
 database. Each MCP request is a stateless POST carrying its bearer token, so
 each pays the token check (django-oauth-toolkit's validator: the token with

@@ -32,9 +32,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
 
-from config import process_cache
-from config.process_cache import ProcessCache
+from edge import process_cache
 from edge.clients import client_key
+from edge.process_cache import ProcessCache
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Each web process asks the database at most once every
 FEED_VERSION_CHECK_SECONDS which list and bulk are current, and otherwise
-answers from memory (process caches, config/process_cache.py). When the
+answers from memory (process caches, edge/process_cache.py). When the
 database cannot be read, the last good copy held in memory keeps being
 served; without one the feed answers 503.
 """
@@ -18,7 +18,7 @@ from catalog import documents
 from catalog.entries import quoted_hash
 from catalog.exceptions import FeedUnavailable
 from catalog.models import App, FeedDocument
-from config import process_cache
+from edge import process_cache
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Project configuration: settings, URLconfs, host routing and the Celery app."""
+"""Project configuration: settings, the URLconfs of each host and the Celery app."""
 
 from config.celery import app as celery_app
 

@@ -6,7 +6,7 @@ from celery import Celery, signals
 from celery.utils.log import get_multiprocessing_logger
 from django.db import close_old_connections
 
-from config import logs
+from edge import logs
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 

@@ -110,7 +110,7 @@ def check_visibility_timeout(app_configs=None, **kwargs) -> list[checks.CheckMes
 def check_allowed_hosts(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     """W003: ALLOWED_HOSTS holds "*", so Django's Host check lets every Host through.
 
-    Routing no longer depends on it (config/hosts.py: a Host the service does
+    Routing no longer depends on it (edge/hosts.py: a Host the service does
     not name is a white-label domain or serves nothing), but a request with a
     made-up Host then gets a 404 where it got Django's 400, and a log full of
     scanners' Hosts instead of DisallowedHost lines. White-label domains need
@@ -136,7 +136,7 @@ SHARED_HOOKS_HOST = (
 
 
 def hooks_host_shared() -> bool:
-    from config.hosts import role_hosts
+    from edge.hosts import role_hosts
 
     return any("hooks" in roles and len(roles) > 1 for roles in role_hosts().values())
 

@@ -31,7 +31,7 @@ VAR_DIR = Path(env_str("FLOWGATE_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DEBUG", False)
 if DEBUG:
-    # The addresses the web and hooks processes listen on (config/gunicorn.py, the Procfile).
+    # The addresses the web and hooks processes listen on (edge/gunicorn.py, the Procfile).
     refuse_debug_beyond_loopback("WEB_BIND", env_str("WEB_BIND", "127.0.0.1:8000"))
     refuse_debug_beyond_loopback("HOOKS_BIND", env_str("HOOKS_BIND", "127.0.0.1:8001"))
 
@@ -80,28 +80,29 @@ INSTALLED_APPS = [
     "automations",
     "hooks",
     "interfaces",
+    "accounts",
     "oauth2_provider",
     "mcp_auth",
 ]
 
 MIDDLEWARE = [
-    # Accounts' white-label domains, added in admin, pass the Host check without a restart (config/hosts.py).
+    # Accounts' white-label domains, added in admin, pass the Host check without a restart (edge/hosts.py).
     "interfaces.domains.WhiteLabelHostMiddleware",
     # Django's for its https redirect and deploy checks; the headers of every answer from edge/headers.py.
     "django.middleware.security.SecurityMiddleware",
     "edge.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "config.hosts.HostRoutingMiddleware",
+    "edge.hosts.HostRoutingMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    # After host routing: the language of pages from Accept-Language (config/locale.py).
-    "config.locale.PageLocaleMiddleware",
+    # After host routing: the language of pages from Accept-Language (edge/locale.py).
+    "edge.locale.PageLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     # A chunked body gets 411 where Django would read it as none (edge/length_required.py).
     "edge.length_required.LengthRequiredMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # A NUL in an admin page's query parameters gets 400 before a list filter sends it to the database.
-    "config.admin_queries.AdminNulQueryMiddleware",
+    "edge.admin_queries.AdminNulQueryMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # Content-Security-Policy of HTML pages; a framed page says so with page_headers.framed_by.
     "edge.page_headers.ContentSecurityPolicyMiddleware",
@@ -242,7 +243,7 @@ SECURE_SSL_REDIRECT = env_bool(
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if SESSION_COOKIE_SECURE else 0, minimum=0)
 # Masks the passwords inside DATABASE_URL, REDIS_URL and the like on error pages and in error mails.
-DEFAULT_EXCEPTION_REPORTER_FILTER = "config.error_reports.ExceptionReporterFilter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "edge.error_reports.ExceptionReporterFilter"
 
 # --- Catalog feed (SPEC 4.1, 8) -------------------------------------------
 CATALOG_RETIREMENT_DAYS = env_int("CATALOG_RETIREMENT_DAYS", 180, minimum=0)
@@ -250,7 +251,7 @@ FEED_RATE_LIST = env_rate("FEED_RATE_LIST", "300/5m")
 FEED_RATE_LOGO = env_rate("FEED_RATE_LOGO", "1000/5m")
 FEED_RATE_BULK = env_rate("FEED_RATE_BULK", "10/h")
 RATELIMIT_ENABLE = env_bool("RATELIMIT_ENABLE", True)
-# Password attempts at admin's sign-in, per client IP and per user name (config/sign_in.py).
+# Password attempts at admin's sign-in, per client IP and per user name (accounts/sign_in.py).
 SIGN_IN_RATE_IP = env_rate("SIGN_IN_RATE_IP", "30/15m")
 SIGN_IN_RATE_USERNAME = env_rate("SIGN_IN_RATE_USERNAME", "10/15m")
 # Requests to approval links (/moderation), pages and decisions alike, per client IP (edge/limits.py).
@@ -466,8 +467,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    # No log line carries a URL key in clear (config/logs.py); every handler here takes the filter.
-    "filters": {"redact_keys": {"()": "config.logs.RedactKeys"}},
+    # No log line carries a URL key in clear (edge/logs.py); every handler here takes the filter.
+    "filters": {"redact_keys": {"()": "edge.logs.RedactKeys"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact_keys"]}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {

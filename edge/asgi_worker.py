@@ -2,7 +2,7 @@
 
 Chosen by measurement against gunicorn's own asyncio worker and granian
 (benchmarks/hooks_servers.py, benchmarks/RESULTS.md); gunicorn's master keeps
-what every other process has from config/gunicorn.py: a socket per process,
+what every other process has from edge/gunicorn.py: a socket per process,
 the redacting logger, the refusal of a port already in use.
 
 What uvicorn does not do (a client's half-close, a deadline and size limits

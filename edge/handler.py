@@ -24,7 +24,7 @@ from edge import bodies
 from overrides import gunicorn_keepalive
 from overrides.wsgi_request import Request
 
-# The gunicorn request each thread of a web process is serving (config/gunicorn.py's pre_request sets it).
+# The gunicorn request each thread of a web process is serving (edge/gunicorn.py's pre_request sets it).
 serving = threading.local()
 
 

@@ -39,7 +39,7 @@ class Counter:
 
 
 POLICIES: dict[str, tuple[Counter, ...]] = {
-    # Password attempts, admin's and /login's in the same groups (config/sign_in.py). The price of the per-name
+    # Password attempts, admin's and /login's in the same groups (accounts/sign_in.py). The price of the per-name
     # limit: someone guessing at a name locks its owner out until the window ends.
     "sign-in attempt": (
         Counter("sign-in:ip", CLIENT, "SIGN_IN_RATE_IP"),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, IntegrityError, connection, connections, transaction
 
 from automations.models import Automation
-from config import process_cache
+from edge import process_cache
 from hooks import statements, tasks
 
 logger = logging.getLogger(__name__)

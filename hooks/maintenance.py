@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.db import DatabaseError
 
-from config import process_cache
+from edge import process_cache
 from hooks.models import Maintenance
 
 # The switch is read at most this often per process: a query per webhook

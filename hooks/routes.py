@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.core.signals import setting_changed
 
-from config import hosts, process_cache
+from edge import hosts, process_cache
 from overrides.django_request_host import SchemeRequest
 
 _decided = process_cache.named("hooks.webhook_routes", max_size=256)

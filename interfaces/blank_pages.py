@@ -24,7 +24,7 @@ from django.template.loader import render_to_string
 from django.urls import get_script_prefix
 from django.utils.translation import get_language
 
-from config import process_cache
+from edge import process_cache
 
 TEMPLATE = "interfaces/form_page.html"
 _MARK = "fgslot" + secrets.token_hex(16)

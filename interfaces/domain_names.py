@@ -12,7 +12,7 @@ _DOMAIN = re.compile(r"(?=.{1,253}(:|$))((?!-)[a-z0-9-]{1,63}(?<!-)\.)+(?!-)[a-z
 
 def validate_domain(value: str) -> None:
     """Refuse what is not a host name, and the service's own hosts (BASE_URL, HOOKS_URL, MCP_URL)."""
-    from config.hosts import normalize_host
+    from edge.hosts import normalize_host
 
     domain = normalize_host(value.strip().rstrip("."))
     if not _DOMAIN.fullmatch(domain):

@@ -2,7 +2,7 @@
 
 The table is small (one row per account that has a domain) and read on
 every request whose Host is none of the service's own: each process keeps
-the whole table as one memory for CACHE_SECONDS (config/process_cache.py),
+the whole table as one memory for CACHE_SECONDS (edge/process_cache.py),
 so a request with an unknown Host costs no query, and a flood of made-up
 Hosts costs one query per process every CACHE_SECONDS. Saving or deleting a
 domain in admin empties this process's memory at once (forget); every other
@@ -17,8 +17,8 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.http.request import split_domain_port
 
-from config import process_cache
-from config.hosts import normalize_host, role_hosts
+from edge import process_cache
+from edge.hosts import normalize_host, role_hosts
 from overrides import django_request_host
 
 logger = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ def forget() -> None:
 
 
 class WhiteLabelHostMiddleware:
-    """Names the account of a white-label Host, and lets that Host through Django's host check (config/hosts.py)."""
+    """Names the account of a white-label Host, and lets that Host through Django's host check (edge/hosts.py)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

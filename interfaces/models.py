@@ -40,7 +40,7 @@ class WhiteLabelDomain(models.Model):
 
 
 def normalize(domain: str) -> str:
-    from config.hosts import normalize_host
+    from edge.hosts import normalize_host
 
     return normalize_host(domain.strip().rstrip("."))
 

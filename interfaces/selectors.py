@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from automations import runs
 from automations.models import Automation, Run
-from config import process_cache
+from edge import process_cache
 from publickeys import crypto
 from publickeys.models import PublicKey
 from publickeys.selectors import target_id_for_key

@@ -21,8 +21,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 
 from automations.models import Run
-from config import process_cache
-from edge import limits, page_headers
+from edge import limits, page_headers, process_cache
 from interfaces import blank_pages, selectors, services, spam, submissions, uploads
 from interfaces.fields import FieldForm, prefill_from
 from interfaces.models import FormFile

@@ -24,7 +24,7 @@ from django.utils import timezone
 from oauth2_provider.settings import oauth2_settings
 from oauthlib.common import Request as OAuthRequest
 
-from config import process_cache
+from edge import process_cache
 from mcp_auth.models import MCP_TOOLS_PERMISSION
 
 # Valid tokens this process checked lately, by checksum: (Bearer, expires). Only valid ones: a flood of bad tokens

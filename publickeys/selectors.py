@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from config import process_cache
+from edge import process_cache
 from publickeys import crypto
 from publickeys.models import PublicKey
 

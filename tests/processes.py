@@ -17,7 +17,7 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connections
 from django.http import HttpResponse
 
-from config import process_cache
+from edge import process_cache
 from overrides.wsgi_request import Request
 
 

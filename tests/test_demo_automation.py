@@ -5,9 +5,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from accounts.first_admin import ensure_first_admin
 from automations import services
 from automations.models import Automation
-from config.first_admin import ensure_first_admin
 from interfaces.demo_automations import ensure_demo_automation
 
 pytestmark = pytest.mark.django_db

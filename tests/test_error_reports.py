@@ -6,7 +6,7 @@ import pytest
 from django.test import RequestFactory
 from django.views.debug import get_default_exception_reporter_filter, technical_500_response
 
-from config.error_reports import ExceptionReporterFilter
+from edge.error_reports import ExceptionReporterFilter
 
 SECRETS = ("pg-pass-1", "redis-pass-2", "broker-pass-3", "cache-pass-4", "env-pass-5", "local-pass-6", "p@ss-7")
 # Far from the lines the error page quotes as source context.
@@ -77,7 +77,7 @@ def test_it_masks_only_the_password_of_each_url(value, expected):
 
 
 def test_error_reports_show_no_url_key():
-    from config.error_reports import ExceptionReporterFilter
+    from edge.error_reports import ExceptionReporterFilter
 
     masked = ExceptionReporterFilter().mask({"PATH_INFO": "/webhook/automation-Zq3kX9pLm2vR7tYw", "n": 1})
     assert masked == {"PATH_INFO": "/webhook/automation-{key}", "n": 1}

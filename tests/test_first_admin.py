@@ -7,7 +7,7 @@ import sys
 import pytest
 from django.contrib.auth import authenticate, get_user_model
 
-from config.first_admin import ensure_first_admin
+from accounts.first_admin import ensure_first_admin
 from tests.test_settings import ROOT
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ def test_an_admin_with_a_password_of_its_own_is_left_alone():
 
 def test_make_run_creates_the_admin_with_this_module_not_a_fixed_password():
     makefile = (ROOT / "Makefile").read_text()
-    assert "-m config.first_admin" in makefile
+    assert "-m accounts.first_admin" in makefile
     assert "DJANGO_SUPERUSER_PASSWORD" not in makefile and "admin / admin" not in makefile
 
 
@@ -59,7 +59,7 @@ def test_run_as_a_module_it_prints_the_password_once(tmp_path):
     environment.update(DJANGO_SETTINGS_MODULE="config.settings", DEBUG="1", FLOWGATE_VAR_DIR=str(tmp_path))
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=environment, check=True)
     first = subprocess.run(
-        [sys.executable, "-m", "config.first_admin"],
+        [sys.executable, "-m", "accounts.first_admin"],
         cwd=ROOT,
         env=environment,
         capture_output=True,
@@ -67,7 +67,7 @@ def test_run_as_a_module_it_prints_the_password_once(tmp_path):
         check=True,
     )
     again = subprocess.run(
-        [sys.executable, "-m", "config.first_admin"],
+        [sys.executable, "-m", "accounts.first_admin"],
         cwd=ROOT,
         env=environment,
         capture_output=True,

@@ -1,4 +1,4 @@
-"""The web processes as the Procfile starts them (config/gunicorn.py), started for real on a free port."""
+"""The web processes as the Procfile starts them (edge/gunicorn.py), started for real on a free port."""
 
 import os
 import re
@@ -25,7 +25,7 @@ def _env(port: int) -> dict:
 
 
 def _gunicorn() -> list[str]:
-    return [sys.executable, "-m", "gunicorn", "config.wsgi", "-c", "config/gunicorn.py", "--log-level", "warning"]
+    return [sys.executable, "-m", "gunicorn", "config.wsgi", "-c", "edge/gunicorn.py", "--log-level", "warning"]
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ def _holders(port: int) -> dict[str, int]:
 def test_keep_alive_connections_are_dealt_over_every_web_process(server):
     port, _ = server
     # Opened all at once, as wrk or a load balancer opens its pool: with one shared socket the
-    # process that wakes first takes most of them (config/gunicorn.py, benchmarks/RESULTS.md).
+    # process that wakes first takes most of them (edge/gunicorn.py, benchmarks/RESULTS.md).
     clients = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(32)]
     try:
         for client in clients:
@@ -146,7 +146,7 @@ def test_it_says_where_it_listens_and_leaves_no_control_socket_in_home(tmp_path)
 
 
 def test_a_hooks_worker_that_ends_without_its_lifespan_sends_the_ids_its_writer_committed(monkeypatch, sent_deliveries):
-    from config import gunicorn as gunicorn_settings
+    from edge import gunicorn as gunicorn_settings
     from hooks import intake
 
     monkeypatch.setattr(intake.writer, "unsent", [7, 8])  # committed, their message not due yet

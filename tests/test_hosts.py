@@ -3,7 +3,7 @@
 import pytest
 from django.test import Client
 
-from config.hosts import normalize_host, roles_by_host
+from edge.hosts import normalize_host, roles_by_host
 
 
 @pytest.fixture

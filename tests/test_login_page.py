@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config.sign_in import is_local_path
+from accounts.sign_in import is_local_path
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from django.test import Client
 from gunicorn.config import Config
 
 from automations import services as automation_services
-from config.logs import WITHHELD, GunicornLogger, RedactKeys
+from edge.logs import WITHHELD, GunicornLogger, RedactKeys
 from hooks import services, webservice
 from tests.processes import HooksProcess
 
@@ -164,11 +164,11 @@ def test_the_hooks_processs_error_line_logs_no_key(make_automation, monkeypatch,
 
 @pytest.fixture
 def gunicorn_logger():
-    """gunicorn's logger as config/gunicorn.py names it, with an access log; returns it and what each log wrote."""
-    import config.gunicorn
+    """gunicorn's logger as edge/gunicorn.py names it, with an access log; returns it and what each log wrote."""
+    import edge.gunicorn
 
     cfg = Config()
-    cfg.set("logger_class", config.gunicorn.logger_class)
+    cfg.set("logger_class", edge.gunicorn.logger_class)
     cfg.set("accesslog", "-")
     logger = cfg.logger_class(cfg)
     streams = {}

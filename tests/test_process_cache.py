@@ -1,9 +1,9 @@
-"""config.process_cache: named process memories with a size cap and expiry, and one reset for all of them."""
+"""edge.process_cache: named process memories with a size cap and expiry, and one reset for all of them."""
 
 import pytest
 
-from config import process_cache
-from config.process_cache import ProcessCache
+from edge import process_cache
+from edge.process_cache import ProcessCache
 
 
 @pytest.fixture

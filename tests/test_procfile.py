@@ -1,4 +1,4 @@
-"""`make run`'s process manager (config/procfile.py), with small stand-in processes instead of the real four."""
+"""`make run`'s process manager (edge/procfile.py), with small stand-in processes instead of the real four."""
 
 import os
 import signal
@@ -44,7 +44,7 @@ def _start(tmp_path, stop_seconds: int = 30, **scripts: str) -> subprocess.Popen
     (tmp_path / "Procfile").write_text("\n".join(lines) + "\n")
     environment = {**os.environ, "PROCFILE_STOP_SECONDS": str(stop_seconds)}
     return subprocess.Popen(
-        [sys.executable, "-m", "config.procfile", str(tmp_path / "Procfile")],
+        [sys.executable, "-m", "edge.procfile", str(tmp_path / "Procfile")],
         cwd=ROOT,
         env=environment,
         stdout=subprocess.PIPE,
@@ -119,7 +119,7 @@ def test_when_one_process_ends_the_others_are_stopped_and_the_status_is_1(tmp_pa
 def test_a_malformed_procfile_line_is_refused_with_its_number(tmp_path, line):
     (tmp_path / "Procfile").write_text(f"# comment\n\nweb: echo\n{line}\n")
     result = subprocess.run(
-        [sys.executable, "-m", "config.procfile", str(tmp_path / "Procfile")],
+        [sys.executable, "-m", "edge.procfile", str(tmp_path / "Procfile")],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -97,7 +97,12 @@ def test_helpers_read_typed_values(monkeypatch):
 def test_env_example_lists_every_variable_the_settings_and_the_web_processes_read():
     import re
 
-    sources = [ROOT / "config" / name for name in ("settings.py", "gunicorn.py", "asgi.py", "procfile.py")]
+    sources = [
+        ROOT / "config" / "settings.py",
+        ROOT / "config" / "asgi.py",
+        ROOT / "edge" / "gunicorn.py",
+        ROOT / "edge" / "procfile.py",
+    ]
     read = {name for source in sources for name in re.findall(r'env_\w+\(\s*"([A-Z_]+)"', source.read_text())}
     read |= set(re.findall(r"\$\{([A-Z_]+):-", (ROOT / "Procfile").read_text()))
     listed = set(re.findall(r"^#?\s*([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))

@@ -117,7 +117,7 @@ def test_unknown_hosts_cost_no_query_while_the_table_is_remembered(client, three
 def test_an_unreadable_table_answers_from_the_last_one_read(three_hosts, owner, monkeypatch):
     from django.db import DatabaseError
 
-    from config import process_cache
+    from edge import process_cache
 
     WhiteLabelDomain.objects.create(owner=owner, domain="forms.customer.example")
     assert domains.owner_id_for_host("forms.customer.example") == owner.pk

@@ -9,7 +9,7 @@ from django.test import RequestFactory
 
 from catalog import ratelimits
 from catalog.bulk import build_bulk
-from config.process_cache import ProcessCache
+from edge.process_cache import ProcessCache
 
 
 @pytest.fixture

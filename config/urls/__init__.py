@@ -1,1 +1,1 @@
-"""URLconfs, one per public host role (see config/hosts.py)."""
+"""URLconfs, one per public host role (see edge/hosts.py)."""

@@ -4,8 +4,9 @@ from django.contrib import admin
 from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
-from config.sign_in import sign_in, throttled
-from config.views import doc, health, home, signup
+from accounts.sign_in import sign_in, throttled
+from accounts.views import doc, home, signup
+from edge.health import health
 
 urlpatterns = [
     path("", home, name="home"),

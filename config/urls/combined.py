@@ -1,5 +1,5 @@
 """Every path of every host: the default URLconf, used for reverse() and when all hosts are one."""
 
-from config.hosts import ROLE_URLCONFS, urlconf_for
+from edge.hosts import ROLE_URLCONFS, urlconf_for
 
 urlpatterns = urlconf_for(tuple(ROLE_URLCONFS)).urlpatterns

@@ -2,7 +2,7 @@
 
 from django.urls import include, path
 
-from config.views import health
+from edge.health import health
 
 urlpatterns = [
     path("", include("hooks.urls")),

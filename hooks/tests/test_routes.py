@@ -85,7 +85,7 @@ def test_a_webhook_in_maintenance_is_answered_on_the_loop_with_the_security_head
 
 
 def test_a_webhook_that_reaches_django_is_unavailable_there_not_a_miss(web_client, path, caplog):
-    from config.logs import RedactKeys
+    from edge.logs import RedactKeys
 
     answer = web_client.post(path + "%0Aforged", data=b'{"n": 1}', content_type="application/json")
     assert (answer.status_code, answer["Retry-After"]) == (503, "60")  # a sender retries a 5xx, not a 404

@@ -67,7 +67,7 @@ def test_it_refuses_a_revoked_token(client, agent_user, settings):
 
 
 def test_a_revocation_takes_effect_once_the_check_window_passes(client, agent_user):
-    from config import process_cache
+    from edge import process_cache
 
     raw, row = issue_token(agent_user)
     assert list_tools(client, raw).status_code == 200
@@ -122,7 +122,7 @@ def test_a_user_who_lost_the_mcp_tools_permission_gets_403(client, agent_user):
     raw, _ = issue_token(agent_user)
     assert list_tools(client, raw).status_code == 200
     agent_user.user_permissions.clear()
-    from config import process_cache
+    from edge import process_cache
 
     process_cache.reset_all()  # past MCP_TOKEN_CHECK_SECONDS
     response = list_tools(client, raw)

@@ -16,7 +16,7 @@ import json
 
 from catalog import serving
 from catalog.exceptions import FeedUnavailable
-from config import process_cache
+from edge import process_cache
 from mcp_server.tools import Encoded, Tool, ToolError
 
 MAX_RESULTS = 50

@@ -106,7 +106,7 @@ class Stack:
 
     def _gunicorn(self, name: str, app: str, port: int, *worker: str) -> None:
         bind, workers = f"127.0.0.1:{port}", "2"
-        command = ["-m", "gunicorn", app, "-c", "config/gunicorn.py", "--bind", bind, "--workers", workers, *worker]
+        command = ["-m", "gunicorn", app, "-c", "edge/gunicorn.py", "--bind", bind, "--workers", workers, *worker]
         self._start(name, sys.executable, *command, "--log-level", "warning")
 
     def start_worker(self) -> None:

@@ -1,6 +1,6 @@
 """The staff user `admin` of a development install (`make run`), with a random password printed once.
 
-Run as `python -m config.first_admin`. It replaces admin/admin, which every
+Run as `python -m accounts.first_admin`. It replaces admin/admin, which every
 install shared: a fresh install gets a new random password, and an install
 whose `admin` still has the password "admin" from before gets one too. An
 `admin` with any other password is left alone and nothing is printed.

@@ -1,6 +1,6 @@
 """`make run`'s process manager: every line of the Procfile, their output on one screen, stopped together.
 
-Run: python -m config.procfile [Procfile]. Ctrl-C (SIGINT) or SIGTERM stops every process and exits 0
+Run: python -m edge.procfile [Procfile]. Ctrl-C (SIGINT) or SIGTERM stops every process and exits 0
 once all have stopped; a second Ctrl-C kills what is left at once. When one process ends by itself, or
 one had to be killed, the others are stopped and the exit status is 1.
 

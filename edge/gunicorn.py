@@ -1,6 +1,6 @@
 """gunicorn's settings for the web processes: what the Procfile, the end-to-end tests and the benchmarks run.
 
-Run: gunicorn config.wsgi -c config/gunicorn.py (options on the command line win).
+Run: gunicorn config.wsgi -c edge/gunicorn.py (options on the command line win).
 
 Threads: concurrent webhooks in one process share a commit (docs/webhooks.md).
 
@@ -30,8 +30,8 @@ reuse_port = True
 # gunicorn's control socket defaults to one path per user (~/.gunicorn/gunicorn.ctl): every gunicorn of
 # the user (web and hooks processes, parallel test runs) would fight over it, and nothing here uses it.
 control_socket_disable = True
-# Its error and access handlers redact URL keys (config/logs.py): the access log carries the raw request line.
-logger_class = "config.logs.GunicornLogger"
+# Its error and access handlers redact URL keys (edge/logs.py): the access log carries the raw request line.
+logger_class = "edge.logs.GunicornLogger"
 
 
 def pre_request(worker, req) -> None:

@@ -6,7 +6,7 @@ sent), its error log (a request line it could not parse), django.request
 ("Internal Server Error: /webservice-{key}" and its traceback), Celery's
 task failures (their arguments and exceptions). The filter sits on the
 handlers, not the loggers, because a logger's filters never see the
-records its children propagate; Django's LOGGING, config/gunicorn.py's
+records its children propagate; Django's LOGGING, edge/gunicorn.py's
 logger_class and config/celery.py's logging signals put it on every handler
 the service writes through.
 """

@@ -1,4 +1,4 @@
-"""Views shared by every host, and the pages of BASE_URL that belong to no app: home, sign-up, docs."""
+"""The pages of BASE_URL a person reads before and after signing in: home, sign-up, docs."""
 
 import re
 
@@ -11,11 +11,6 @@ from catalog.models import is_slug
 from catalog.selectors import connectable_apps
 
 _DOC_NAME = re.compile(r"[a-z0-9-]+\.md")
-
-
-def health(request):
-    """Liveness for load balancers: the process answers; touches no database."""
-    return HttpResponse("ok", content_type="text/plain")
 
 
 def _doc_names() -> list[str]:

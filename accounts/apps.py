@@ -1,0 +1,7 @@
+"""App config of accounts: the people who own automations, their sign-up, sign-in and pages."""
+
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "accounts"
