@@ -2,7 +2,7 @@
 
 A field is an object: `name` (what steps read, as `{{trigger.body.<name>}}`
 or `{{steps.<id>.<name>}}`), `type`, and the settings its type takes. The
-page that shows a field list lives in interfaces/fields.py; this module holds
+page that shows a field list lives in interfaces/forms/fields.py; this module holds
 only the document's rules, so that automations validates definitions without
 importing the app that serves pages.
 """
@@ -128,7 +128,7 @@ def errors(fields: list) -> list[tuple[tuple, str]]:
 
 def as_page_writes(wanted) -> str:
     """A condition's value as text the way the form page's script writes it (String(x)): 18.0 as "18", null as
-    "null". The server compares text with it so, and the check below names options so (interfaces/fields.py)."""
+    "null". The server compares text with it so, and the check below names options so (interfaces/forms/fields.py)."""
     if wanted is None:
         return "null"
     if isinstance(wanted, bool):

@@ -87,7 +87,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # Accounts' white-label domains, added in admin, pass the Host check without a restart (edge/hosts.py).
-    "interfaces.domains.WhiteLabelHostMiddleware",
+    "interfaces.whitelabel.domains.WhiteLabelHostMiddleware",
     # Django's for its https redirect and deploy checks; the headers of every answer from edge/headers.py.
     "django.middleware.security.SecurityMiddleware",
     "edge.headers.SecurityHeadersMiddleware",

@@ -12,7 +12,7 @@ ALLOWED_HOSTS=["*"] or extra names listed there never open BASE_URL's routes
 ALLOWED_HOSTS only decides which of those get Django's 400 instead of that 404.
 
 White-label domains are added in admin while the service runs, and
-ALLOWED_HOSTS is read once at start: interfaces.domains.WhiteLabelHostMiddleware,
+ALLOWED_HOSTS is read once at start: interfaces.whitelabel.domains.WhiteLabelHostMiddleware,
 first of all,
 also lets an account's white-label domain through the Host check when
 ALLOWED_HOSTS refuses it, and sets request.white_label_owner_id to that

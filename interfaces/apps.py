@@ -12,9 +12,9 @@ class InterfacesConfig(AppConfig):
         from automations import signals
         from interfaces import receivers
 
-        signals.place_approval_item.connect(receivers.place_approval_item, dispatch_uid="interfaces.approvals")
-        signals.chat_reply.connect(receivers.chat_reply, dispatch_uid="interfaces.chat")
-        signals.url_origin.connect(receivers.url_origin, dispatch_uid="interfaces.domains")
-        signals.deleted.connect(receivers.delete_files, dispatch_uid="interfaces.uploads")
+        signals.place_approval_item.connect(receivers.place_approval_item, dispatch_uid="interfaces.approvals.queues")
+        signals.chat_reply.connect(receivers.chat_reply, dispatch_uid="interfaces.chat.conversations")
+        signals.url_origin.connect(receivers.url_origin, dispatch_uid="interfaces.whitelabel.domains")
+        signals.deleted.connect(receivers.delete_files, dispatch_uid="interfaces.forms.uploads")
         for signal in signals.LIFECYCLE:
             signal.connect(receivers.forget_forms, dispatch_uid="interfaces.forget_forms")

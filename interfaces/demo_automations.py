@@ -57,13 +57,13 @@ def _ensure(document: Path, out):
 
 def _print_approval_link(automation, out) -> None:
     from automations import services
-    from interfaces import approvals
+    from interfaces.approvals import queues
     from publickeys.services import issue_key
 
-    queue = approvals.queue_of(automation)
-    if (url := approvals.approval_url(queue)) is None:  # made under another secret, as _ensure's URLs may be
-        issue_key(purpose=approvals.PURPOSE, target=queue)
-        url = approvals.approval_url(queue)
+    queue = queues.queue_of(automation)
+    if (url := queues.approval_url(queue)) is None:  # made under another secret, as _ensure's URLs may be
+        issue_key(purpose=queues.PURPOSE, target=queue)
+        url = queues.approval_url(queue)
     out.write(f"approval link:   {url}\n")
     out.write(
         '  ask for an approval: curl -d \'{"order": 42, "customer": "Ada", "amount": 30}\' '

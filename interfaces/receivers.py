@@ -1,6 +1,9 @@
 """What the pages answer when automations asks or tells (automations/signals.py), connected in AppConfig.ready()."""
 
-from interfaces import approvals, chat, domains, selectors, uploads
+from interfaces.approvals import queues
+from interfaces.chat import conversations
+from interfaces.forms import selectors, uploads
+from interfaces.whitelabel import domains
 from publickeys.models import PublicKey
 
 # Hosted form and chat widget URLs are issued on the owner's white-label domain, when it has one.
@@ -8,11 +11,11 @@ ON_OWNERS_DOMAIN = (PublicKey.Purpose.FORM, PublicKey.Purpose.CHAT_WIDGET)
 
 
 def place_approval_item(sender, *, run, title: str, text: str, details, expires_at, **_) -> dict:
-    return approvals.place_item(run=run, title=title, text=text, details=details, expires_at=expires_at)
+    return queues.place_item(run=run, title=title, text=text, details=details, expires_at=expires_at)
 
 
 def chat_reply(sender, *, conversation_id: str, text: str, **_) -> dict | None:
-    return chat.reply(conversation_id=conversation_id, text=text)
+    return conversations.reply(conversation_id=conversation_id, text=text)
 
 
 def url_origin(sender, *, purpose: str, owner_id: int, **_) -> str | None:

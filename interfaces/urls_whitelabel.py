@@ -1,16 +1,17 @@
 """Routes of a white-label domain: /form/{key} and /webchat/{key} (with /webchat/embed.js) only; everything else 404.
 
 The views here serve keys of the domain's own account only
-(request.white_label_owner_id, set by interfaces.domains.WhiteLabelHostMiddleware);
+(request.white_label_owner_id, set by interfaces.whitelabel.domains.WhiteLabelHostMiddleware);
 another account's key gets the same answer as a key never issued.
 """
 
 from django.urls import path
 
-from interfaces import chat_views, views
+from interfaces.chat import views as chat_views
+from interfaces.forms import views as form_views
 
 urlpatterns = [
-    path("form/<str:key>", views.hosted_form),
+    path("form/<str:key>", form_views.hosted_form),
     path("webchat/embed.js", chat_views.embed_script, name="chat_embed"),
     path("webchat/<str:key>", chat_views.widget_page, name="chat_widget"),
     path("webchat/<str:key>/messages", chat_views.messages, name="chat_messages"),

@@ -3,7 +3,7 @@
 Django (5.2) makes each CSRF secret, and the mask of each token it puts in a
 page, with get_random_string: one secrets.choice() per character, that is
 three Python calls and one system call each, 64 of them for a new visitor's
-page. On a hosted form remembered by its process (interfaces/blank_pages.py)
+page. On a hosted form remembered by its process (interfaces/forms/blank_pages.py)
 that is a large share of what its page costs beyond the empty view
 (benchmarks/RESULTS.md). install() replaces the module's one function that
 makes those strings, `_get_new_csrf_string`, private (Django has no setting

@@ -5,7 +5,7 @@ Django decides a request's host and scheme in two private methods:
 before ALLOWED_HOSTS is checked) and `_get_scheme` (the server's scheme,
 before SECURE_PROXY_SSL_HEADER is read), which WSGIRequest and ASGIRequest
 override. A white-label domain is named before Django's host check refuses
-it (interfaces/domains.py), and the hooks process asks Django's own answers
+it (interfaces/whitelabel/domains.py), and the hooks process asks Django's own answers
 for a request Django never builds (hooks/routes.py): there is no public way
 to do either without repeating Django's rules.
 """

@@ -15,7 +15,7 @@
     });
     return values;
   }
-  // As the server compares (interfaces/fields.py _same), so that the page shows what the server keeps: text
+  // As the server compares (interfaces/forms/fields.py _same), so that the page shows what the server keeps: text
   // exactly, a number field's value as a number, true and false in any case.
   function same(value, wanted) {
     if (typeof value === "boolean" || typeof wanted === "boolean") {
@@ -27,7 +27,7 @@
     }
     return String(value) === String(wanted);
   }
-  var DECIMAL = /^\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;  // as interfaces/fields.py _DECIMAL
+  var DECIMAL = /^\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;  // as interfaces/forms/fields.py _DECIMAL
   function holds(condition, values, shown) {
     if (!shown) { values = []; }
     if ("is_set" in condition) { return (values.length > 0 && values[0] !== false) === condition.is_set; }

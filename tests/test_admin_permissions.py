@@ -13,9 +13,9 @@ from automations import services
 from automations.models import Automation
 from catalog.models import App
 from hooks.tests.test_processing import RECORD
-from interfaces import approvals
+from interfaces.approvals import queues
 from interfaces.models import ApprovalQueue
-from interfaces.tests.conftest import ASK_THEN_RECORD, deliver
+from interfaces.tests.support import ASK_THEN_RECORD, deliver
 from publickeys.admin_display import HIDDEN
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +77,7 @@ def test_staff_see_the_urls_of_their_own_automations_only(client, django_user_mo
 def test_an_approval_link_is_shown_to_the_owner_and_superusers_only(client, django_user_model, make_automation, owner):
     run = deliver(make_automation(ASK_THEN_RECORD))
     queue = ApprovalQueue.objects.get()
-    link = urlsplit(approvals.approval_url(queue)).query
+    link = urlsplit(queues.approval_url(queue)).query
     client.force_login(staff(django_user_model, "ops", "view_approvalqueue", "view_run"))
     pages = [
         client.get("/admin/interfaces/approvalqueue/").content.decode(),

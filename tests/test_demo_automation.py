@@ -69,14 +69,14 @@ def test_a_start_under_another_url_key_secret_issues_the_demos_new_urls_that_wor
 
 
 def test_the_approval_demo_is_imported_on_and_its_approval_link_printed_and_opens(client):
-    from interfaces import approvals
+    from interfaces.approvals import queues
     from interfaces.models import ApprovalQueue
 
     ensure_first_admin()
     first = _start()
     demo = Automation.objects.get(name=APPROVAL)
     assert demo.enabled and [step["kind"] for step in demo.definition["steps"]][0] == "approval"
-    link = approvals.approval_url(ApprovalQueue.objects.get(automation=demo))
+    link = queues.approval_url(ApprovalQueue.objects.get(automation=demo))
     assert f"approval link:   {link}" in first
     assert _urls(first, APPROVAL)[0] == f"webhook URL:     {services.hook_url(demo)}"
     later = _start()

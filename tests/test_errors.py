@@ -4,9 +4,9 @@ import pytest
 from rest_framework.views import APIView
 
 from edge import errors
-from interfaces.api import ModerationAPI
-from interfaces.chat_views import MessagesView
-from interfaces.session_api import SessionStateAPI
+from interfaces.approvals.api import ModerationAPI
+from interfaces.chat.views import MessagesView
+from interfaces.forms.session_api import SessionStateAPI
 
 
 @pytest.mark.parametrize("view", [ModerationAPI, MessagesView, SessionStateAPI])

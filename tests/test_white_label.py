@@ -5,9 +5,9 @@ from django.core.exceptions import ValidationError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from interfaces import domains
-from interfaces.domain_names import validate_domain
 from interfaces.models import WhiteLabelDomain
+from interfaces.whitelabel import domains
+from interfaces.whitelabel.names import validate_domain
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +93,7 @@ def test_urls_are_issued_on_the_accounts_domain_else_on_base_url(three_hosts, ow
 
 
 def test_the_request_names_the_account_of_its_white_label_host(rf, three_hosts, owner):
-    from interfaces.domains import WhiteLabelHostMiddleware
+    from interfaces.whitelabel.domains import WhiteLabelHostMiddleware
 
     WhiteLabelDomain.objects.create(owner=owner, domain="forms.customer.example")
     seen = {}

@@ -289,10 +289,10 @@ def test_chat_reply_fails_a_run_that_no_chat_message_started(make_automation):
 
 
 def test_chat_reply_writes_its_filled_text_through_the_signal_the_pages_answer(make_automation, monkeypatch):
-    from interfaces import chat
+    from interfaces.chat import conversations
 
     said = []
-    monkeypatch.setattr(chat, "reply", lambda **reply: said.append(reply) or {"id": 1, **reply})
+    monkeypatch.setattr(conversations, "reply", lambda **reply: said.append(reply) or {"id": 1, **reply})
     trigger = {"message": "hi", "history": [], "conversation_id": "c1", "order": {"n": 7}}
     steps = [
         {"id": "say", "kind": "chat_reply", "text": "  You said {{trigger.message}}  "},

@@ -5,7 +5,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import interfaces.domain_names
+import interfaces.whitelabel.names
 
 
 class Migration(migrations.Migration):
@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
                         help_text="Such as forms.example.com (a port only if not 80 or 443); its DNS points here.",
                         max_length=253,
                         unique=True,
-                        validators=[interfaces.domain_names.validate_domain],
+                        validators=[interfaces.whitelabel.names.validate_domain],
                     ),
                 ),
                 ("created_at", models.DateTimeField(auto_now_add=True)),

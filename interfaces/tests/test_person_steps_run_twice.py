@@ -16,9 +16,9 @@ from django.utils import timezone
 
 from automations import engine, runs
 from automations.models import Run, StepEffect
-from interfaces import approvals
+from interfaces.approvals import queues
 from interfaces.models import ApprovalItem, ApprovalQueue
-from interfaces.tests.conftest import ASK_THEN_RECORD
+from interfaces.tests.support import ASK_THEN_RECORD
 from publickeys.models import PublicKey
 
 pytestmark = pytest.mark.django_db
@@ -131,13 +131,11 @@ def test_an_approval_step_run_again_places_no_second_item_and_waits_on_the_first
     assert ApprovalItem.objects.get() == item  # no second item
     assert run.status == Run.Status.WAITING and run.waiting_for["item_id"] == item.pk
     assert run.resume_at == item.expires_at
-    pending, _ = approvals.items_of(ApprovalQueue.objects.get())
+    pending, _ = queues.items_of(ApprovalQueue.objects.get())
     assert [view.id for view in pending] == [item.pk]
     with django_capture_on_commit_callbacks(execute=True):
-        outcome = approvals.decide(
-            queue=item.queue, item_id=item.pk, decision="approved", comment="", address="192.0.2.1"
-        )
-    assert outcome is approvals.Outcome.DECIDED
+        outcome = queues.decide(queue=item.queue, item_id=item.pk, decision="approved", comment="", address="192.0.2.1")
+    assert outcome is queues.Outcome.DECIDED
     run.refresh_from_db()
     assert run.status == Run.Status.SUCCEEDED and run.steps[0]["output"]["item_id"] == item.pk
 
@@ -163,16 +161,16 @@ def test_two_executions_of_the_step_at_once_place_one_item_and_both_wait_on_it(m
     if connection.vendor != "postgresql":
         pytest.skip("row-level concurrency is PostgreSQL's (SQLite serializes every writer)")
     run = queued_run(make_automation(ASK_THEN_RECORD))
-    approvals.queue_of(run.automation)  # made by an earlier run: the two wait for each other only on the item's record
+    queues.queue_of(run.automation)  # made by an earlier run: the two wait for each other only on the item's record
     both_inside = threading.Barrier(2, timeout=30)
-    place = approvals.place_item
+    place = queues.place_item
 
     def place_together(**item):
         placed = place(**item)
         both_inside.wait()  # each has placed an item, neither has recorded it
         return placed
 
-    monkeypatch.setattr(approvals, "place_item", place_together)
+    monkeypatch.setattr(queues, "place_item", place_together)
     waited_on = []
 
     def execute():

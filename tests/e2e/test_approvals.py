@@ -13,9 +13,9 @@ import pytest
 
 from automations import services as automation_services
 from automations.models import LookupRow, Run
-from interfaces import approvals
+from interfaces.approvals import queues
 from interfaces.models import ApprovalItem, ApprovalQueue
-from interfaces.tests.conftest import ASK_THEN_RECORD, steps_with
+from interfaces.tests.support import ASK_THEN_RECORD, steps_with
 from tests.e2e.stack import END_TO_END, Stack, wait_until
 
 pytestmark = END_TO_END
@@ -38,7 +38,7 @@ def send(stack, automation, body: dict) -> None:
 
 
 def page_url(stack, automation) -> str:
-    parts = urlsplit(approvals.approval_url(ApprovalQueue.objects.get(automation=automation)))
+    parts = urlsplit(queues.approval_url(ApprovalQueue.objects.get(automation=automation)))
     return f"{stack.base}{parts.path}?{parts.query}"
 
 

@@ -6,9 +6,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from automations.models import LookupRow, Run
-from interfaces import approvals
+from interfaces.approvals import queues
 from interfaces.models import ApprovalItem, ApprovalQueue
-from interfaces.tests.conftest import ASK_THEN_RECORD
+from interfaces.tests.support import ASK_THEN_RECORD
 from tests.e2e.browser import assert_fits_the_screen
 from tests.e2e.stack import END_TO_END, Stack, wait_until
 from tests.e2e.test_approvals import send
@@ -27,7 +27,7 @@ def stack(tmp_path, browser):
 
 
 def queue_url(stack, automation) -> str:
-    parts = urlsplit(approvals.approval_url(ApprovalQueue.objects.get(automation=automation)))
+    parts = urlsplit(queues.approval_url(ApprovalQueue.objects.get(automation=automation)))
     return f"{stack.base}{parts.path}?{parts.query}"
 
 
@@ -80,7 +80,7 @@ def test_a_decision_from_a_tab_opened_before_another_approver_decided_shows_the_
     wait_until(lambda: ApprovalItem.objects.filter(queue__automation=automation).exists(), 60, message="its item")
     page.open(queue_url(stack, automation), "queue-before")
     item = ApprovalItem.objects.get()
-    approvals.decide(queue=item.queue, item_id=item.pk, decision="rejected", comment="", address="192.0.2.5")
+    queues.decide(queue=item.queue, item_id=item.pk, decision="rejected", comment="", address="192.0.2.5")
     item_card(page, "Refund order 3").get_by_role("button", name="Approve").click()
     page.check("already-decided")
     assert page.raw.get_by_role("alert").get_by_text("was already decided").is_visible()

@@ -138,7 +138,7 @@ def test_a_hosted_form_fits_a_phone_and_speaks_german(stack, phone_page, owner):
 
 
 def test_a_page_sent_again_while_its_first_post_is_being_started_says_it_is_still_sending(tmp_path, page, owner):
-    from interfaces import spam, submissions
+    from interfaces.forms import spam, submissions
 
     stack = Stack(tmp_path, FORM_MIN_FILL_SECONDS="0")
     stack.start_web()
@@ -185,7 +185,7 @@ def test_a_conditional_required_field_is_marked_required_and_blocks_sending_only
 def test_the_page_shows_a_conditional_field_exactly_when_the_server_keeps_it(stack, page, owner):
     from django.http import QueryDict
 
-    from interfaces.fields import visible_fields
+    from interfaces.forms.fields import visible_fields
 
     fields = [
         {"name": "code", "type": "text", "label": "Code"},

@@ -1,0 +1,1 @@
+"""The chat widget (/webchat/{key}, its embed script) and its conversations."""

@@ -1,0 +1,1 @@
+"""The automation diagram (/automation?id=): an automation drawn for its owner."""
