@@ -88,42 +88,66 @@ def json_path(parts) -> str:
     return text
 
 
-def _schema_errors(validator, document, prefix=()) -> list[str]:
-    found = sorted(validator.iter_errors(document), key=lambda error: list(map(str, error.absolute_path)))
-    return [f"{json_path([*prefix, *error.absolute_path])}: {error.message}" for error in found]
-
-
-def _module_errors(module, settings: dict, prefix: tuple) -> list[str]:
-    """A module's checks beyond its schema (say, a form's field names unique), once its schema passed."""
-    check = getattr(module, "errors", None)
-    return [f"{json_path([*prefix, *path])}: {message}" for path, message in (check(settings) if check else [])]
-
-
 def errors(document) -> list[str]:
-    """Every error of the document, each with its path such as $.steps[2].url; empty when it is valid."""
+    """Every error of the document, each with its path such as $.steps[2].url, in the document's order; empty when
+    it is valid.
+
+    Every part that can be read is checked, whatever is wrong elsewhere: a person fixing a document in a form sees
+    all its problems at once, not one per attempt (a step of an unknown kind does not hide a bad reference in the
+    next one).
+    """
     if problems := [f"{json_path(path)}: {problem}" for path, problem in jsonsafe.unstorable(document)]:
         return problems
-    problems = _schema_errors(Draft202012Validator(schema()), document)
-    if problems:
-        return problems
-    trigger = document["trigger"]
-    own = _schema_errors(_trigger_validator(trigger["type"]), trigger, ("trigger",))
-    problems += own or _module_errors(triggers.types()[trigger["type"]], trigger, ("trigger",))
+    found = _located(Draft202012Validator(schema()), document)
+    if not isinstance(document, dict):
+        return [message for _, message in found]
+    trigger = document.get("trigger")
+    type_ = trigger.get("type") if isinstance(trigger, dict) else None
+    if isinstance(type_, str) and type_ in triggers.types():
+        found += _own_errors(_trigger_validator(type_), triggers.types()[type_], trigger, ("trigger",))
+    steps = document.get("steps")
     seen: set[str] = set()
-    for index, step in enumerate(document["steps"]):
+    for index, step in enumerate(steps[:MAX_STEPS] if isinstance(steps, list) else []):
+        if not isinstance(step, dict):
+            continue
         where = ("steps", index)
-        own = _schema_errors(_step_validator(step["kind"]), step, where)
-        problems += own or _module_errors(kinds()[step["kind"]], step, where)
-        if step["id"] in seen:
-            problems.append(f"{json_path([*where, 'id'])}: {step['id']!r} is the id of an earlier step")
+        kind, step_id = step.get("kind"), step.get("id")
+        if isinstance(kind, str) and kind in kinds():
+            found += _own_errors(_step_validator(kind), kinds()[kind], step, where)
+        if isinstance(step_id, str) and step_id in seen:
+            found.append(([*where, "id"], f"{step_id!r} is the id of an earlier step"))
         for path in sorted(paths.references(step)):
             root, _, rest = path.partition(".")
             if root == "steps" and rest.partition(".")[0] not in seen:
-                problems.append(f"{json_path(where)}: {{{{{path}}}}} refers to no earlier step")
+                found.append((list(where), f"{{{{{path}}}}} refers to no earlier step"))
             elif root not in ("trigger", "steps"):
-                problems.append(f"{json_path(where)}: {{{{{path}}}}} must start with trigger. or steps.")
-        seen.add(step["id"])
-    return problems
+                found.append((list(where), f"{{{{{path}}}}} must start with trigger. or steps."))
+        if isinstance(step_id, str):
+            seen.add(step_id)
+    found.sort(key=lambda error: _in_document_order(error[0]))  # stable: one place's errors keep their order
+    return [f"{json_path(path)}: {message}" for path, message in found]
+
+
+_TOP = {"name": 0, "trigger": 1, "steps": 2, "settings": 3}
+
+
+def _in_document_order(path: list) -> list:
+    """The path as a sort key: the top-level fields as a document lists them, then $.steps[2] before $.steps[10]."""
+    key = [(_TOP.get(path[0], len(_TOP)), 0, "")] if path else []
+    return key + [(0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in path[1:]]
+
+
+def _located(validator, document, prefix=()) -> list[tuple[list, str]]:
+    return [([*prefix, *error.absolute_path], error.message) for error in validator.iter_errors(document)]
+
+
+def _own_errors(validator, module, settings: dict, prefix: tuple) -> list[tuple[list, str]]:
+    """A trigger's or step's errors of its own schema, or, once that passes, of its module's further checks."""
+    own = _located(validator, settings, prefix)
+    if own:
+        return own
+    check = getattr(module, "errors", None)
+    return [([*prefix, *path], message) for path, message in (check(settings) if check else [])]
 
 
 def validate(document) -> dict:

@@ -88,3 +88,42 @@ def test_it_rejects_bad_documents_with_the_path_of_each_error(document, expected
 def test_it_reports_every_error_not_just_the_first():
     found = errors(doc({"id": "a", "kind": "http_request"}, {"id": "b", "kind": "respond", "status": 1}))
     assert len(found) == 2
+
+
+def test_a_step_of_an_unknown_kind_hides_no_error_of_the_others():
+    found = errors(
+        {
+            "trigger": {"type": "webhook", "colour": "red"},
+            "steps": [
+                {"id": "a", "kind": "teleport"},
+                {"id": "b", "kind": "respond", "body": "{{steps.nowhere.x}}"},
+                {"id": "b", "kind": "respond", "status": 1},
+            ],
+            "extra": True,
+        }
+    )
+    assert [error.split(":")[0] for error in found] == [
+        "$",
+        "$.trigger",
+        "$.steps[0].kind",
+        "$.steps[1]",
+        "$.steps[2].id",
+        "$.steps[2].status",
+    ], found
+    assert "{{steps.nowhere.x}} refers to no earlier step" in found[3]
+
+
+def test_errors_come_in_the_documents_order_with_step_ten_after_step_two():
+    steps = [{"id": f"s{index}", "kind": "respond"} for index in range(11)]
+    steps[2]["status"] = 1
+    steps[10]["status"] = 1
+    found = errors(doc(*steps))
+    assert [error.split(":")[0] for error in found] == ["$.steps[2].status", "$.steps[10].status"]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [[], "text", None, {"trigger": [], "steps": {}}, {"trigger": {"type": 5}, "steps": [1, "x", None]}],
+)
+def test_a_document_of_the_wrong_shapes_gets_errors_not_an_exception(document):
+    assert errors(document)
