@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from automations import engine, signals
 from automations.models import Automation, Run
@@ -186,6 +187,38 @@ def _retry(run: Run) -> Run | None:
         at=timezone.now() + backoff,
         retry_of_id=run.retry_of_id or run.pk,
     )
+
+
+class NotRetried(ValueError):
+    """Why a run cannot be retried by hand (retry_by_hand): the text says so to its owner."""
+
+
+RETRIED_BY_HAND = (Run.Status.FAILED, Run.Status.ABANDONED)
+
+
+def retry_by_hand(*, run_id: int, automation_id: int) -> Run:
+    """Its owner's retry of a failed or abandoned run: a new attempt with the same trigger data, queued now.
+
+    Like n8n's "Retry with currently saved workflow": the automation's definition as it is now, from the first
+    step. Only the latest attempt of a trigger event is retried, once: the first attempt's row is locked while the
+    attempts are read, so two clicks (or a click racing an automatic retry) never make two. The retry of a
+    delivery waits, as the delivery would, while its automation is off. Raises NotRetried saying why not.
+    """
+    with transaction.atomic():
+        run = Run.objects.select_related("automation").filter(pk=run_id, automation_id=automation_id).first()
+        if run is None:
+            raise NotRetried(_("no such run"))
+        first = run.retry_of_id or run.pk
+        Run.objects.select_for_update().filter(pk=first).first()
+        if run.status not in RETRIED_BY_HAND:
+            raise NotRetried(_("only a failed or abandoned run can be retried"))
+        if not run.steps and not run.trigger:
+            raise NotRetried(_("it failed before its first step, with no trigger data to start again from"))
+        attempts = Run.objects.filter(Q(pk=first) | Q(retry_of_id=first))
+        if attempts.filter(attempt__gt=run.attempt).exists() or attempts.filter(pk__gt=run.pk).exists():
+            raise NotRetried(_("a later attempt of this run exists: retry that one"))
+        again = {"trigger": run.trigger, "source": run.source, "attempt": run.attempt + 1}
+        return queue(automation=run.automation, retry_of_id=first, **again)
 
 
 def fail(run: Run, claim: uuid.UUID | None, reason: str) -> bool:

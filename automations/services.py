@@ -143,21 +143,22 @@ def delete_automation(*, automation: Automation) -> None:
 
 
 @transaction.atomic
-def issue_new_urls(*, automation: Automation) -> None:
-    """New webhook and web service keys, for URLs shown where they should not have been: the old ones answer 404.
+def issue_new_urls(*, automation: Automation, purposes: list[str] | None = None) -> None:
+    """New keys for its URLs (those of purposes only, when given), for URLs shown where they should not have been:
+    the old ones answer 404.
 
     A process that remembered an old webhook key still takes it for up to
     hooks.selectors.HOOK_KEY_MEMORY_SECONDS.
     """
-    _issue_urls(Automation.objects.select_for_update().get(pk=automation.pk))
+    _issue_urls(Automation.objects.select_for_update().get(pk=automation.pk), only=purposes)
     signals.send_on_commit(signals.updated, automation)
 
 
-def _issue_urls(automation: Automation, *, missing_only: bool = False) -> None:
+def _issue_urls(automation: Automation, *, missing_only: bool = False, only: list[str] | None = None) -> None:
     """Keys for the URLs its trigger type has (its Trigger's URLS); those of other purposes are retired."""
     wanted = triggers.of(automation).URLS
     live = key_selectors.live_purposes(target=automation)
-    for purpose in url_purposes():
+    for purpose in url_purposes() if only is None else [purpose for purpose in url_purposes() if purpose in only]:
         if purpose not in wanted:
             key_services.retire_key(purpose=purpose, target=automation)
         elif not (missing_only and purpose in live):

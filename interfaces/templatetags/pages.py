@@ -1,6 +1,7 @@
 """Template tags of the pages: a field's input tied to its help text and error (templates/interfaces/_field.html)."""
 
 import json
+import re
 
 from django import template
 from django.forms import BoundField
@@ -24,7 +25,14 @@ def field_input(field: BoundField) -> str:
     return field.as_widget(attrs=attrs)
 
 
+# Bidirectional controls (U+202A-U+202E, U+2066-U+2069) and the marks (U+200E, U+200F, U+061C): inside a string
+# they would show the text around them reversed or reordered, so that "approve" could read as something else.
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 @register.filter
 def pretty_json(value) -> str:
-    """A JSON value as a person reads it (an approval's details): indented, any script's letters as themselves."""
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+    """A JSON value as a person reads it (an approval's details, a run's data, a definition): indented, any script's
+    letters as themselves, bidirectional controls written as JSON escapes (the same value, shown harmless)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+    return _BIDI_CONTROLS.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

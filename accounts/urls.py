@@ -1,0 +1,18 @@
+"""Routes of the owner's pages on BASE_URL, under /account/ (docs/accounts.md)."""
+
+from django.urls import path
+
+from accounts import automation_views, run_views
+
+urlpatterns = [
+    path("", automation_views.automation_list, name="account-automations"),
+    path("import", automation_views.import_document, name="account-import"),
+    path("automations/<int:automation_id>", automation_views.automation_page, name="account-automation"),
+    path("automations/<int:automation_id>/state", automation_views.switch, name="account-switch"),
+    path("automations/<int:automation_id>/urls", automation_views.renew_url, name="account-renew-url"),
+    path("automations/<int:automation_id>/definition", automation_views.definition, name="account-definition"),
+    path("automations/<int:automation_id>/export", automation_views.export, name="account-export"),
+    path("automations/<int:automation_id>/runs", run_views.run_list, name="account-runs"),
+    path("runs/<int:run_id>", run_views.run_page, name="account-run"),
+    path("runs/<int:run_id>/retry", run_views.retry, name="account-retry"),
+]
