@@ -14,7 +14,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts import owned
-from automations import services, triggers
+from automations import selectors, services, triggers
 from automations.definition import InvalidDefinition
 from automations.models import Automation
 from automations.triggers import TriggerRefused
@@ -49,7 +49,7 @@ def automation_page(request: HttpRequest, automation_id: int) -> HttpResponse:
         "automation": automation,
         "trigger_type": triggers.of(automation).TYPE,
         "urls": owned.urls_of(automation),
-        "document": owned.document_of(automation),
+        "document": selectors.document_of(automation),
         "kept": owned.kept_deliveries(automation),
     }
     return render(request, "accounts/automation.html", context)
@@ -96,7 +96,7 @@ def definition(request: HttpRequest, automation_id: int) -> HttpResponse:
     if request.method not in ("GET", "HEAD", "POST"):
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD, POST"})
     if request.method != "POST":
-        return _definition_page(request, automation, pretty_json(owned.document_of(automation)) + "\n", [])
+        return _definition_page(request, automation, pretty_json(selectors.document_of(automation)) + "\n", [])
     text = request.POST.get("document", "")
     try:
         document = _document_from(text)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db.models import OuterRef, Subquery
 from django.utils.translation import gettext_lazy as _
 
-from automations import jsonsafe, services
+from automations import jsonsafe, selectors, services
 from automations.models import Automation, Run
 from hooks.models import Delivery
 
@@ -70,13 +70,8 @@ def kept_deliveries(automation: Automation) -> Kept:
     return Kept(pending.count() if len(oldest) == KEPT_SHOWN else len(oldest), oldest)
 
 
-def document_of(automation: Automation) -> dict:
-    """The definition document as export_automation writes it: its name first, ready to import elsewhere."""
-    return {"name": automation.name, **automation.definition}
-
-
 def document_text(automation: Automation) -> str:
-    return json.dumps(document_of(automation), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(selectors.document_of(automation), indent=2, ensure_ascii=False) + "\n"
 
 
 class NotADocument(ValueError):

@@ -1,4 +1,4 @@
-"""Reads on automations: finding one by the key of its web service URL."""
+"""Reads on automations: finding one by the key of its web service URL, and its definition document."""
 
 from automations.models import Automation
 from publickeys.models import PublicKey
@@ -14,3 +14,15 @@ def automation_for_web_service_key(key: str) -> Automation | None:
     if automation_id is None:
         return None
     return Automation.objects.filter(pk=automation_id).first()
+
+
+# The order a person reads a document in; the database keeps an object's keys in an order of its own.
+READING_ORDER = ("name", "trigger", "steps", "settings")
+
+
+def document_of(automation: Automation) -> dict:
+    """The definition document as export writes it, ready to import elsewhere: its name, trigger, steps and settings
+    in that order (docs/automations.md)."""
+    document = {"name": automation.name, **automation.definition}
+    first = {key: document[key] for key in READING_ORDER if key in document}
+    return {**first, **{key: value for key, value in sorted(document.items()) if key not in first}}

@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from automations import selectors
 from automations.models import Automation
 
 
@@ -18,7 +19,7 @@ class Command(BaseCommand):
         automation = Automation.objects.filter(pk=id).first()
         if automation is None:
             raise CommandError(f"no automation {id}")
-        text = json.dumps({"name": automation.name, **automation.definition}, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(selectors.document_of(automation), indent=2, ensure_ascii=False) + "\n"
         if output:
             try:
                 with open(output, "w", encoding="utf-8") as handle:
