@@ -46,7 +46,7 @@ def runs_page(automation: Automation, *, before: int | None = None) -> RunsPage:
     """A page of the automation's runs, newest first, after the run `before` (keyset: as fast on page 2,000 as on
     page 1, through the (automation, -started_at) index)."""
     runs = Run.objects.filter(automation=automation).order_by("-started_at", "-pk")
-    runs = runs.only("pk", "status", "source", "attempt", "started_at", "finished_at", "error", "waiting_for")
+    runs = runs.only("pk", "status", "source", "attempt", "started_at", "finished_at")
     if before is not None:
         anchor = Run.objects.filter(automation=automation, pk=before).values_list("started_at", flat=True).first()
         if anchor is None:
