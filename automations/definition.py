@@ -131,10 +131,12 @@ def errors(document) -> list[str]:
 _TOP = {"name": 0, "trigger": 1, "steps": 2, "settings": 3}
 
 
-def _in_document_order(path: list) -> list:
-    """The path as a sort key: the top-level fields as a document lists them, then $.steps[2] before $.steps[10]."""
-    key = [(_TOP.get(path[0], len(_TOP)), 0, "")] if path else []
-    return key + [(0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in path[1:]]
+def _in_document_order(path: list) -> tuple:
+    """The path as a sort key: the top-level fields as a document lists them, then $.steps[2] before $.steps[10];
+    within one step, the errors keep the order their checks found them in."""
+    if not path:
+        return (-1, -1)
+    return (_TOP.get(path[0], len(_TOP)), path[1] if len(path) > 1 and isinstance(path[1], int) else -1)
 
 
 def _located(validator, document, prefix=()) -> list[tuple[list, str]]:

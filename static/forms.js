@@ -47,6 +47,10 @@
     });
   }
   document.querySelectorAll("form.fg-form").forEach(function (form) {
+    // The proof that this page's script ran (interfaces/forms/spam.py): the shown time, reversed.
+    var shownInput = form.querySelector('input[name="fg-shown"]');
+    var proof = form.querySelector('input[name="fg-proof"]');
+    if (shownInput && proof) { proof.value = shownInput.value.split("").reverse().join(""); }
     form.addEventListener("input", function () { update(form); });
     form.addEventListener("change", function () { update(form); });
   });

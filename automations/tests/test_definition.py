@@ -107,8 +107,8 @@ def test_a_step_of_an_unknown_kind_hides_no_error_of_the_others():
         "$.trigger",
         "$.steps[0].kind",
         "$.steps[1]",
-        "$.steps[2].id",
         "$.steps[2].status",
+        "$.steps[2].id",
     ], found
     assert "{{steps.nowhere.x}} refers to no earlier step" in found[3]
 

@@ -77,10 +77,12 @@ def _submit_hosted(request, automation, handler, scope):
     if spam.is_honeypot_hit(request.POST):
         return render(request, "interfaces/form_refused.html", status=400)
     form = FieldForm(trigger["fields"], request.POST, request.FILES)
+    # Shown again after a mistake, the page keeps the time it was first shown at: fixing it restarts no clock.
+    shown = spam.valid_shown(request.POST, scope)
     if not _valid(form, handler):
-        return _form_page(request, trigger, form, scope, status=400)
+        return _form_page(request, trigger, form, scope, status=400, shown=shown)
     if spam.filled_too_fast(request.POST, scope):
-        return _form_page(request, trigger, form, scope, status=400, too_fast=True)
+        return _form_page(request, trigger, form, scope, status=400, too_fast=True, shown=shown)
     page = request.POST[spam.SHOWN]  # a valid shown time, unique to the page the visitor was given
     if (claim := submissions.claim(page)) is None:
         return _sent_already(request, page)
@@ -212,9 +214,19 @@ def _valid(form: FieldForm, handler) -> bool:
 
 
 def _form_page(
-    request, settings: dict, form: FieldForm | None, scope, *, status=200, too_fast=False, step=None, blank=None
+    request,
+    settings: dict,
+    form: FieldForm | None,
+    scope,
+    *,
+    status=200,
+    too_fast=False,
+    step=None,
+    blank=None,
+    shown: str | None = None,
 ):
-    """The form's page. blank: the automation's version, under which its blank form is remembered (form is None)."""
+    """The form's page. blank: the automation's version, under which its blank form is remembered (form is None).
+    shown: the time it was first shown at (spam.valid_shown), for a page shown again; a new one otherwise."""
     fields = None
     if blank is not None:
         fields = _blank_fields.get((*blank, get_language()))
@@ -228,8 +240,9 @@ def _form_page(
         "form": form,
         "fields": fields if fields is not None else form.render(),
         "honeypot": spam.HONEYPOT if scope else None,
-        "shown": spam.shown_token(scope) if scope else None,
+        "shown": (shown or spam.shown_token(scope)) if scope else None,
         "shown_name": spam.SHOWN,
+        "proof_name": spam.PROOF,
         "too_fast": too_fast,
         "step": step["step"] if step else None,
     }

@@ -115,6 +115,38 @@ def test_a_form_sent_back_too_fast_or_without_its_shown_time_starts_no_run_and_k
     assert not Run.objects.exists()
 
 
+@override_settings(FORM_MIN_FILL_SECONDS=30)
+def test_a_quick_form_with_the_pages_script_proof_starts_its_run(client, make_form):
+    """Autofill sends a one-field form within a second: the script's proof, not the clock, tells a person."""
+    path = form_path(make_form())
+    token = shown_token(client, path)
+    response = client.post(path, {spam.SHOWN: token, spam.PROOF: spam.script_proof(token), **GOOD})
+    assert response.status_code == 303 and Run.objects.count() == 1
+
+
+@override_settings(FORM_MIN_FILL_SECONDS=30)
+def test_a_proof_of_another_shown_time_or_without_one_counts_for_nothing(client, make_form):
+    path = form_path(make_form())
+    token, other = shown_token(client, path), shown_token(client, path)
+    for proof in (spam.script_proof(other), token, ""):
+        assert client.post(path, {spam.SHOWN: token, spam.PROOF: proof, **GOOD}).status_code == 400
+    forged = "forged"
+    assert client.post(path, {spam.SHOWN: forged, spam.PROOF: spam.script_proof(forged), **GOOD}).status_code == 400
+    assert not Run.objects.exists()
+
+
+def test_a_form_shown_again_after_a_mistake_keeps_its_first_shown_time(client, make_form, monkeypatch):
+    path = form_path(make_form())
+    with override_settings(FORM_MIN_FILL_SECONDS=30):
+        token = shown_token(client, path)
+        later = time.time() + 31
+        monkeypatch.setattr(time, "time", lambda: later)
+        again = client.post(path, {spam.SHOWN: token, **GOOD, "email": "not an address"})
+        assert again.status_code == 400
+        assert f'value="{token}"'.encode() in again.content  # the clock did not start again
+        assert client.post(path, {spam.SHOWN: token, **GOOD}).status_code == 303
+
+
 def test_a_shown_time_of_another_form_does_not_count(client, make_form):
     first, second = form_path(make_form()), form_path(make_form())
     response = client.post(second, {spam.SHOWN: shown_token(client, first), **GOOD})
