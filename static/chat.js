@@ -115,7 +115,9 @@
     who.className = "visually-hidden";
     who.textContent = root.getAttribute(message.role === "visitor" ? "data-you" : "data-them") + ": ";
     item.appendChild(who);
-    item.appendChild(document.createTextNode(message.text));
+    // Bidirectional controls in a message would show it reordered: replaced, as the pages do (interfaces/typed_text.py).
+    item.setAttribute("dir", "auto");
+    item.appendChild(document.createTextNode(message.text.replace(/[\u202a-\u202e\u2066-\u2069]/g, "\ufffd")));
     log.appendChild(item);
     log.scrollTop = log.scrollHeight;
   }

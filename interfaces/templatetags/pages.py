@@ -6,6 +6,8 @@ import re
 from django import template
 from django.forms import BoundField
 
+from interfaces.typed_text import without_bidi_controls
+
 register = template.Library()
 
 
@@ -36,3 +38,10 @@ def pretty_json(value) -> str:
     letters as themselves, bidirectional controls written as JSON escapes (the same value, shown harmless)."""
     text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
     return _BIDI_CONTROLS.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+@register.filter
+def shown(value) -> str:
+    """Text from trigger data as the pages show it: its bidirectional controls neutralised (interfaces/typed_text.py);
+    the element around it also isolates it (dir="auto" or <bdi>), so it reorders nothing beside it."""
+    return without_bidi_controls(str(value)) if value is not None else ""

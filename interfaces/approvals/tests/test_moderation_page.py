@@ -218,3 +218,18 @@ def test_a_german_browser_gets_the_page_in_german(client, queue_path, waiting_ru
     page = client.get(queue_path, HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9").content.decode()
     assert "Wartet auf eine Entscheidung" in page and ">Freigeben<" in page and ">Ablehnen<" in page
     assert "Refund order 7" in page  # the owner's text stays as written
+
+
+def test_bidirectional_controls_in_an_item_cannot_show_it_reversed_to_its_approver(client, approval_automation):
+    from urllib.parse import urlsplit
+
+    from interfaces.approvals.queues import approval_url
+
+    run = deliver(approval_automation, b'{"order": "\\u202e0001", "customer": "\\u2067Ada", "amount": 30}')
+    queue = ApprovalItem.objects.get(run=run).queue
+    link = urlsplit(approval_url(queue))
+    page = client.get(f"{link.path}?{link.query}").content.decode()
+    assert "\u202e" not in page and "\u2067" not in page
+    assert "<bdi>Refund order \ufffd0001</bdi>" in page
+    assert 'dir="auto">Customer \ufffdAda asks for 30 EUR.' in page
+    assert ApprovalItem.objects.get(run=run).title == "Refund order \u202e0001"  # stored as it came

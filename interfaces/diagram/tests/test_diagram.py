@@ -100,7 +100,7 @@ def test_the_owner_sees_the_trigger_and_every_step_in_words(client, owner, make_
     assert "<h1>Record signups</h1>" in html
     assert "A request to its webhook URL" in html
     for step in STEPS:
-        assert f'<h3 class="flow__title">{step["id"]}</h3>' in html
+        assert f'<h3 class="flow__title" dir="auto">{step["id"]}</h3>' in html
     assert "{{trigger.body.status}} equals paid" in html
     assert "POST https://crm.example/api/contacts" in html
     assert "Waits 1 h 30 min" in html
@@ -160,7 +160,9 @@ def test_the_latest_runs_state_shows_on_each_step_and_what_a_waiting_step_waits_
     )
     client.force_login(owner)
     html = client.get(url(automation)).content.decode()
-    states = re.findall(r'<h3 class="flow__title">(\w+)</h3>\s*</div>\s*<span class="state state--([\w-]+)">', html)
+    states = re.findall(
+        r'<h3 class="flow__title" dir="auto">(\w+)</h3>\s*</div>\s*<span class="state state--([\w-]+)">', html
+    )
     assert states == [
         ("who", "succeeded"),
         ("only_paid", "succeeded"),
@@ -232,3 +234,18 @@ def test_the_page_is_german_for_a_german_browser(client, owner, make_automation)
 def test_only_canonical_uuids_parse(value):
     parsed = drawing.parse_uuid(value)
     assert parsed is None or str(parsed) == value
+
+
+def test_bidirectional_controls_in_a_runs_error_and_settings_are_neutralised(client, owner, make_automation):
+    automation = make_automation([{"id": "answer", "kind": "respond", "status": 200, "body": "pay \u202eevil"}])
+    Run.objects.create(
+        automation=automation,
+        source="webhook",
+        status="failed",
+        definition=automation.definition,
+        steps=[{"id": "answer", "kind": "respond", "status": "failed", "error": "no \u2066way"}],
+    )
+    client.force_login(owner)
+    page = client.get(url(automation)).content.decode()
+    assert "\u202e" not in page and "\u2066" not in page
+    assert "<bdi>no \ufffdway</bdi>" in page and "pay \ufffdevil" in page
