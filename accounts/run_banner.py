@@ -9,8 +9,17 @@ that start-up's output cannot scroll the password away.
 import os
 
 from accounts.first_admin import USERNAME
+from config.env import env_bool
 
-RESET = f".venv/bin/python manage.py changepassword {USERNAME}"
+
+def reset_command() -> str:
+    """How to choose a new password for `admin`, in the environment this start has (settings need it too)."""
+    debug = env_bool("DEBUG", False)
+    command = f"{'DEBUG=1 ' if debug else ''}.venv/bin/python manage.py changepassword {USERNAME}"
+    same = [name for name in ("SECRET_KEY", "DATABASE_URL", "FLOWGATE_VAR_DIR") if os.environ.get(name)]
+    if debug and "SECRET_KEY" in same:
+        same.remove("SECRET_KEY")
+    return f"{command}  (with this start's {' and '.join(same)})" if same else command
 
 
 def run_banner(*, password: str | None, base_url: str, hooks_url: str, mcp_url: str) -> str:
@@ -30,7 +39,7 @@ def run_banner(*, password: str | None, base_url: str, hooks_url: str, mcp_url: 
             f"  MCP           {mcp_url}/mcp  (for an AI agent: docs/mcp.md)",
             f"  admin         {base_url}/admin/",
             f"                {account}",
-            f"                to choose a new password: {RESET}",
+            f"                to choose a new password: {reset_command()}",
             f"  webhooks and web services on {hooks_url} (the hooks process)",
             '  try the demo automation: curl -d \'{"email": "ada@example.com"}\' <its web service or webhook URL>',
             "  try the approval demo: send it the curl printed above, then approve or reject on its approval link",

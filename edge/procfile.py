@@ -179,6 +179,7 @@ class Manager:
         signal.signal(signal.SIGINT, self.on_signal)
         signal.signal(signal.SIGTERM, self.on_signal)
         self.start()
+        self.show_banner()  # when no process has a ready line
         started = time.monotonic()
         with self.changed:
             while self.requested is None and len(self.running()) == len(self.processes):

@@ -14,6 +14,12 @@ from tests.test_settings import ROOT
 pytestmark = pytest.mark.django_db
 
 
+RESET = (
+    "to choose a new password: DEBUG=1 .venv/bin/python manage.py changepassword admin  "
+    "(with this start's FLOWGATE_VAR_DIR)"
+)
+
+
 def test_a_fresh_install_gets_admin_with_a_random_password():
     password = ensure_first_admin()
     assert password and password != "admin" and len(password) >= 20
@@ -75,4 +81,4 @@ def test_make_runs_banner_shows_the_password_on_the_first_start_only_and_how_to_
     assert password not in again and "user admin, password" not in again
     assert "user admin; its password was shown on the first start" in again
     for banner in (first, again):
-        assert "to choose a new password: .venv/bin/python manage.py changepassword admin" in banner
+        assert RESET in banner

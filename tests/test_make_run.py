@@ -27,6 +27,12 @@ from tests.test_settings import ROOT
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
 
+RESET = (
+    "to choose a new password: DEBUG=1 .venv/bin/python manage.py changepassword admin  "
+    "(with this start's FLOWGATE_VAR_DIR)"
+)
+
+
 def make_run(tmp_path, **variables) -> subprocess.CompletedProcess:
     unset = ("DEBUG", "SECRET_KEY", "BASE_URL", "HOOKS_URL", "MCP_URL")
     keep = {k: v for k, v in os.environ.items() if k not in unset}
@@ -236,7 +242,7 @@ def test_the_banner_comes_after_start_up_and_a_signal_sent_to_make_alone_stops_e
         banner = output[output.rindex("Flowgate is running on") :]
         base_url = re.search(r"Flowgate is running on (\S+)", banner).group(1)
         password = re.search(r"user admin, password: (\S+)  \(shown on this first start only\)", banner).group(1)
-        assert "to choose a new password: .venv/bin/python manage.py changepassword admin" in banner
+        assert RESET in banner
         assert output.count(password) == 1
         assert "webhook URL:" in output[output.index("celery@") :]  # the demos' URLs come with the banner
         assert _sign_in(base_url, password) == 302
