@@ -69,27 +69,23 @@ run: export DEBUG ?= 1
 run: export BASE_URL ?= http://$(WEB_BIND)
 # Webhook and web service URLs are served by the hooks process (config/asgi.py), as in production.
 run: export HOOKS_URL ?= http://$(HOOKS_BIND)
+# A line each process prints once it is up: the banner waits for all four (edge/procfile.py).
+READY := --ready 'web=Booting worker' --ready 'hooks=Application startup complete' \
+  --ready 'worker=celery@\S+ ready' --ready 'beat=beat: schedule ready'
+# A second make run stops before it migrates when WEB_BIND or HOOKS_BIND is taken (edge/binds.py).
+# The demo automations' URLs and the closing banner (with the admin's password, the first time) are
+# printed once every process is up, after start-up's output. --under-make: a SIGINT or SIGTERM sent to
+# make's pid alone (by an IDE, a supervisor) stops every process, as Ctrl-C does.
 run: install ## migrate, load the demo catalog and automations (the first time), start every process; Ctrl-C stops
+	@$(BIN)/python -m edge.binds
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py load_demo --first-time
-	@$(BIN)/python -m accounts.first_admin
-	@$(BIN)/python -m interfaces.demo_automations
-	@echo
-	@echo "Flowgate is starting on $$BASE_URL"
-	@echo "  about         $$BASE_URL/"
-	@echo "  catalog feed  $$BASE_URL/catalog/v1/apps"
-	@echo "  one app       $$BASE_URL/catalog/v1/apps/acorn-crm"
-	@echo "  bulk          $$BASE_URL/catalog/v1/bulk"
-	@echo "  OpenAPI       $$BASE_URL/catalog/v1/openapi.json"
-	@echo "  admin         $$BASE_URL/admin/  (user admin; its password is printed above on the first start)"
-	@echo "  webhooks and web services on $$HOOKS_URL (the hooks process)"
-	@echo "  try the demo automation: curl -d '{\"email\": \"ada@example.com\"}' <its web service or webhook URL above>"
-	@echo "  try the approval demo: send it the curl printed above, then approve or reject on its approval link"
-	@echo "  try the contact form and the chat widget: open their form URL and chat widget URL above"
-	@echo "  Ctrl-C stops every process"
-	@echo
-	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/python -m edge.procfile Procfile
+	@banner="$$($(BIN)/python -m accounts.run_banner)" && \
+	  demos="$$($(BIN)/python -m interfaces.demo_automations)" && \
+	  echo "starting web, hooks, worker and beat: the URLs to try follow once all four are up" && \
+	  PROCFILE_BANNER="$$(printf '%s\n\n%s' "$$demos" "$$banner")" PATH="$(CURDIR)/$(BIN):$$PATH" \
+	  exec $(BIN)/python -m edge.procfile --under-make $(READY) Procfile
 
 # The suite runs in TEST_PROCESSES processes (pytest-xdist), each test file whole in one of them, so a
 # file's end-to-end stack starts once; each process has its own test database, Redis database and var/

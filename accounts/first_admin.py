@@ -1,12 +1,11 @@
-"""The staff user `admin` of a development install (`make run`), with a random password printed once.
+"""The staff user `admin` of a development install (`make run`), with a random password shown once.
 
-Run as `python -m accounts.first_admin`. It replaces admin/admin, which every
-install shared: a fresh install gets a new random password, and an install
-whose `admin` still has the password "admin" from before gets one too. An
-`admin` with any other password is left alone and nothing is printed.
+It replaces admin/admin, which every install shared: a fresh install gets a
+new random password, and an install whose `admin` still has the password
+"admin" from before gets one too. An `admin` with any other password is left
+alone. `make run` shows the password in its closing banner (accounts/run_banner.py).
 """
 
-import os
 import secrets
 
 USERNAME = "admin"
@@ -33,17 +32,3 @@ def ensure_first_admin() -> str | None:
         existing.save(update_fields=["password"])
         return password
     return None
-
-
-def main() -> None:
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()
-    password = ensure_first_admin()
-    if password is not None:
-        print(f"staff user {USERNAME}, password: {password}  (shown this once; change it in admin)")
-
-
-if __name__ == "__main__":
-    main()

@@ -230,7 +230,7 @@ class WaitingFilter(admin.SimpleListFilter):
 class RunAdmin(admin.ModelAdmin):
     """Execution History: each run with its trigger data, each step's result and error, and the Suppressed count."""
 
-    list_display = ("pk", "automation", "source", "state", "attempt", "suppressed_count", "started_at", "finished_at")
+    list_display = ("id", "automation", "source", "state", "attempt", "suppressed_count", "started_at", "finished_at")
     list_filter = (WaitingFilter, "status", "source", SuppressedFilter, "automation")
     search_fields = ("automation__name", "error")
     date_hierarchy = "started_at"
@@ -327,6 +327,6 @@ def _waiting_for(run) -> str:
 @admin.register(LookupRow)
 class LookupRowAdmin(admin.ModelAdmin):
     formfield_overrides = {models.JSONField: json_fields.OVERRIDES}
-    list_display = ("pk", "table", "owner", "automation", "updated_at")
+    list_display = ("id", "table", "owner", "automation", "updated_at")
     list_filter = ("table",)
     search_fields = ("table", "owner__username")

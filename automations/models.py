@@ -86,7 +86,10 @@ class Run(models.Model):
     steps = models.JSONField(default=list, help_text="Each step's id, kind, status, output and error.")
     error = models.TextField(blank=True)
     suppressed_count = models.PositiveIntegerField(
-        default=0, help_text="Duplicate deliveries suppressed because this run succeeded."
+        "suppressed",
+        default=0,
+        help_text="Duplicate deliveries that started no run because they repeated this one. "
+        "Only a run that succeeded or was stopped by a condition suppresses duplicates.",
     )
     # What a waiting run waits for ({"step", "kind", "until", ...}) and when beat resumes it
     # (null: only an answer does).
@@ -115,7 +118,7 @@ class Run(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"run {self.pk} of {self.automation_id}: {self.status}"
+        return f'run {self.pk} of "{self.automation.name}" ({self.status})'
 
 
 class StepEffect(models.Model):

@@ -35,11 +35,17 @@ def build_feed(*, now: datetime | None = None) -> FeedBuild:
         documents.lock_builds()
         entries = list(iter_entries(now))
         _store_ranks(entries)
+        stored = FeedDocument.objects.filter(key=documents.LIST_KEY).values_list("etag", "generated_at").first()
+        if not entries and stored is None:
+            logger.warning(
+                "catalog feed: no app is published yet, so the feed answers 503 until one is "
+                "(manage.py import_catalog FILE, or manage.py load_demo for the demo catalog)"
+            )
+            return FeedBuild(changed=False, count=0)
         if not entries:
             logger.error("catalog feed build found no connectable app; keeping the last good feed")
             return FeedBuild(changed=False, count=0)
         content = [entry["etag"].encode() for entry in entries]
-        stored = FeedDocument.objects.filter(key=documents.LIST_KEY).values_list("etag", "generated_at").first()
         if stored and stored[0] == _list_etag(content, stored[1]):
             return FeedBuild(changed=False, count=len(entries))
         list_etag = _list_etag(content, now)

@@ -6,6 +6,7 @@ import re
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import get_conditional_response, patch_vary_headers
 
+from catalog.exceptions import FeedUnavailable
 from catalog.serving import Document, Logo
 from edge.errors import error_json
 
@@ -96,8 +97,8 @@ def rate_limit_exceeded(retry_after: int) -> HttpResponse:
     return response
 
 
-def feed_unavailable(retry_after: int) -> HttpResponse:
-    response = error_json(503, "the catalog feed is temporarily unavailable")
-    response["Retry-After"] = str(retry_after)
+def feed_unavailable(error: FeedUnavailable) -> HttpResponse:
+    response = error_json(503, error.detail)
+    response["Retry-After"] = str(error.retry_after)
     response["Cache-Control"] = "no-store"
     return response

@@ -4,7 +4,8 @@ Each web process asks the database at most once every
 FEED_VERSION_CHECK_SECONDS which list and bulk are current, and otherwise
 answers from memory (process caches, edge/process_cache.py). When the
 database cannot be read, the last good copy held in memory keeps being
-served; without one the feed answers 503.
+served; without one the feed answers 503. A catalog that never had a
+connectable app has no feed yet: its 503 says that no app is published.
 """
 
 import logging
@@ -16,14 +17,15 @@ from django.db import DatabaseError
 
 from catalog import documents
 from catalog.entries import quoted_hash
-from catalog.exceptions import FeedUnavailable
+from catalog.exceptions import FeedUnavailable, NoAppPublished
 from catalog.models import App, FeedDocument
+from catalog.selectors import connectable_apps
 from edge import process_cache
 
 logger = logging.getLogger(__name__)
 
 RETRY_SOON = 60  # the catalog could not be read: a passing fault
-RETRY_LATER = 300  # the bulk artifact is missing or stale until the next build
+RETRY_LATER = 300  # the bulk artifact is missing or stale until the next build; no app is published yet
 
 
 class Document(NamedTuple):
@@ -50,6 +52,9 @@ _UNCHECKED = object()
 def list_document() -> Document:
     document = _load(documents.LIST_KEY, lambda: _read_document(documents.LIST_KEY))
     if document is None:
+        # Asked once per feed version: the first build, which a published app starts, changes the version.
+        if _load("no app published", lambda: not connectable_apps().exists()):
+            raise NoAppPublished(RETRY_LATER)
         raise FeedUnavailable(RETRY_SOON)
     return document
 
@@ -67,8 +72,9 @@ def detail_document(slug: str) -> Document | None:
 
 def bulk_document() -> Document:
     """The daily artifact; 503 before the first build and while it lists an app the feed has dropped."""
+    listed = list_document().slugs
     document = _load(documents.BULK_KEY, lambda: _read_document(documents.BULK_KEY))
-    if document is None or not document.slugs <= list_document().slugs:
+    if document is None or not document.slugs <= listed:
         raise FeedUnavailable(RETRY_LATER)
     return document
 

@@ -33,7 +33,7 @@ def feed_route(policy: str | None):
                 try:
                     response = view(request, *args, **kwargs)
                 except FeedUnavailable as error:
-                    response = responses.feed_unavailable(error.retry_after)
+                    response = responses.feed_unavailable(error)
             if usage:
                 for header, value in usage.headers().items():
                     response[header] = value

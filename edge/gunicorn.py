@@ -14,13 +14,12 @@ join the port and take a share of its traffic unnoticed, so startup refuses
 an address that is already listening.
 """
 
-import errno
 import logging
-import socket
 import sys
 
 from config.env import env_bool, env_int, env_str
 from config.startup_checks import is_loopback_bind
+from edge.binds import is_listening
 
 bind = env_str("WEB_BIND", "127.0.0.1:8000")
 workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
@@ -72,20 +71,8 @@ def on_starting(server) -> None:
 
 def _refuse_if_listening(address) -> None:
     """Exit if something already listens on this TCP address; unix sockets and fds are left to gunicorn."""
-    if not isinstance(address, tuple):
-        return
-    family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
-    probe = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        # SO_REUSEADDR lets a port in TIME_WAIT pass; a listening socket still refuses the bind.
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        probe.bind(address)
-    except OSError as error:
-        if error.errno == errno.EADDRINUSE:
-            raise SystemExit(f"{address[0]}:{address[1]} is already in use; stop what listens there first") from None
-        raise
-    finally:
-        probe.close()
+    if isinstance(address, tuple) and is_listening(address):
+        raise SystemExit(f"{address[0]}:{address[1]} is already in use; stop what listens there first")
 
 
 class _ListeningAddresses(logging.Filter):

@@ -11,6 +11,8 @@ class DeliveryAdmin(admin.ModelAdmin):
     """Deliveries; each done one links the run it became (its retries are runs of their own, in Execution History)."""
 
     list_display = ("public_id", "automation", "status", "method", "received_at", "run")
+    list_select_related = ("automation", "run__automation")  # a run names its automation
+    ordering = ("-pk",)  # newest first, as Execution History
     list_filter = ("status", "method")
     search_fields = ("=public_id", "automation__name")
     date_hierarchy = "received_at"

@@ -25,7 +25,7 @@ class Delivery(models.Model):
         "automations.Automation", on_delete=models.CASCADE, related_name="deliveries", db_index=False
     )
     public_id = models.UUIDField(
-        default=uuid.uuid4, unique=True, editable=False, help_text="Sent as X-Flowgate-Delivery-Id."
+        "public ID", default=uuid.uuid4, unique=True, editable=False, help_text="Sent as X-Flowgate-Delivery-Id."
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     method = models.CharField(max_length=10)

@@ -1,6 +1,7 @@
-"""`make run`'s staff user: `admin` with a random password, printed once, never admin/admin."""
+"""`make run`'s staff user: `admin` with a random password, shown once in its banner, never admin/admin."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -11,6 +12,12 @@ from accounts.first_admin import ensure_first_admin
 from tests.test_settings import ROOT
 
 pytestmark = pytest.mark.django_db
+
+
+RESET = (
+    "to choose a new password: DEBUG=1 .venv/bin/python manage.py changepassword admin  "
+    "(with this start's FLOWGATE_VAR_DIR)"
+)
 
 
 def test_a_fresh_install_gets_admin_with_a_random_password():
@@ -50,29 +57,28 @@ def test_an_admin_with_a_password_of_its_own_is_left_alone():
 
 def test_make_run_creates_the_admin_with_this_module_not_a_fixed_password():
     makefile = (ROOT / "Makefile").read_text()
-    assert "-m accounts.first_admin" in makefile
+    assert "-m accounts.run_banner" in makefile
     assert "DJANGO_SUPERUSER_PASSWORD" not in makefile and "admin / admin" not in makefile
 
 
-def test_run_as_a_module_it_prints_the_password_once(tmp_path):
+def test_make_runs_banner_shows_the_password_on_the_first_start_only_and_how_to_choose_one(tmp_path):
     environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
     environment.update(DJANGO_SETTINGS_MODULE="config.settings", DEBUG="1", FLOWGATE_VAR_DIR=str(tmp_path))
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=environment, check=True)
-    first = subprocess.run(
-        [sys.executable, "-m", "accounts.first_admin"],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
+    first, again = (
+        subprocess.run(
+            [sys.executable, "-m", "accounts.run_banner"],
+            cwd=ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for _ in range(2)
     )
-    again = subprocess.run(
-        [sys.executable, "-m", "accounts.first_admin"],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert first.stdout.startswith("staff user admin, password: ")
-    assert again.stdout == ""
+    password = re.search(r"user admin, password: (\S+)  \(shown on this first start only\)", first).group(1)
+    assert len(password) >= 20
+    assert password not in again and "user admin, password" not in again
+    assert "user admin; its password was shown on the first start" in again
+    for banner in (first, again):
+        assert RESET in banner

@@ -1,11 +1,13 @@
-"""`make run`: it refuses to serve DEBUG pages, or a listen-only address as its URL, beyond this machine; Ctrl-C
-stops it quietly.
+"""`make run`: it refuses to serve DEBUG pages, or a listen-only address as its URL, beyond this machine, and a
+second start on addresses in use; its banner comes after start-up's output; Ctrl-C, or a signal sent to make
+alone, stops every process.
 
 In the refusal tests the database named refuses connections (nothing listens
 on port 9), so even a `make run` that failed to refuse would stop at its
 first migration instead of serving anything.
 """
 
+import http.cookiejar
 import os
 import queue
 import re
@@ -14,12 +16,21 @@ import signal
 import socket
 import subprocess
 import threading
+import urllib.error
+import urllib.parse
+import urllib.request
 
 import pytest
 
 from tests.test_settings import ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+
+RESET = (
+    "to choose a new password: DEBUG=1 .venv/bin/python manage.py changepassword admin  "
+    "(with this start's FLOWGATE_VAR_DIR)"
+)
 
 
 def make_run(tmp_path, **variables) -> subprocess.CompletedProcess:
@@ -126,3 +137,127 @@ def test_ctrl_c_stops_make_run_quietly_and_every_process_cleanly(tmp_path):
         assert noise not in stopping, stopping
     for name in ("web", "hooks", "worker", "beat"):
         assert f"{name} stopped (rc=0)" in stopping
+
+
+@pytest.mark.parametrize("name", ["WEB_BIND", "HOOKS_BIND"])
+def test_a_second_make_run_stops_before_it_migrates_and_names_the_bind_in_use(tmp_path, name):
+    (port,) = _free_ports(1)
+    with socket.socket() as first_run:
+        first_run.bind(("127.0.0.1", port))
+        first_run.listen()
+        result = make_run(tmp_path, **{name: f"127.0.0.1:{port}"})
+    assert result.returncode != 0
+    assert f"127.0.0.1:{port} is in use ({name}): another make run? Stop it" in result.stderr
+    assert f"make run {name}=127.0.0.1:{port + 100}" in result.stderr
+    assert "migrate" not in result.stdout + result.stderr
+
+
+def _start_make_run(tmp_path) -> tuple[subprocess.Popen, queue.Queue]:
+    web_port, hooks_port = _free_ports(2)
+    unset = ("DEBUG", "SECRET_KEY", "BASE_URL", "HOOKS_URL", "MCP_URL", "DATABASE_URL", "REDIS_URL")
+    environment = {
+        **{k: v for k, v in os.environ.items() if k not in unset},
+        "FLOWGATE_VAR_DIR": str(tmp_path),
+        "WEB_BIND": f"127.0.0.1:{web_port}",
+        "HOOKS_BIND": f"127.0.0.1:{hooks_port}",
+        "WEB_CONCURRENCY": "2",
+    }
+    # Its own session, as an IDE or a supervisor starts it: no terminal sends Ctrl-C to its group.
+    process = subprocess.Popen(
+        ["make", "-o", "install", "run"],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put("")], daemon=True).start()
+    return process, lines
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below pid, from /proc."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rpartition(")")[2].split()[1])
+            except (OSError, ValueError):
+                continue
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rpartition(")")[2].split()[0] != "Z":
+                    alive.add(pid)
+        except OSError:
+            pass
+    return alive
+
+
+def _sign_in(base_url: str, password: str) -> int:
+    """Sign in to admin over HTTP; the status of the sign-in's answer (302 when the password is right)."""
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    cookies = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(cookies), NoRedirect)
+    page = opener.open(f"{base_url}/admin/login/", timeout=30).read().decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    form = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": token, "username": "admin", "password": password, "next": "/admin/"}
+    ).encode()
+    request = urllib.request.Request(f"{base_url}/admin/login/", data=form, headers={"Referer": base_url})
+    try:
+        return opener.open(request, timeout=30).status
+    except urllib.error.HTTPError as answer:
+        return answer.code
+
+
+def _banner_shown(output: str) -> bool:
+    return "Ctrl-C stops every process" in output
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_the_banner_comes_after_start_up_and_a_signal_sent_to_make_alone_stops_every_process(tmp_path, signum):
+    """As an IDE or a supervisor stops it: the signal goes to make's pid, not to its group."""
+    process, lines = _start_make_run(tmp_path)
+    try:
+        output = _lines_until(process, lines, _banner_shown)
+        assert _everything_started(output), output
+        banner = output[output.rindex("Flowgate is running on") :]
+        base_url = re.search(r"Flowgate is running on (\S+)", banner).group(1)
+        password = re.search(r"user admin, password: (\S+)  \(shown on this first start only\)", banner).group(1)
+        assert RESET in banner
+        assert output.count(password) == 1
+        assert "webhook URL:" in output[output.index("celery@") :]  # the demos' URLs come with the banner
+        assert _sign_in(base_url, password) == 302
+        processes = _descendants(process.pid)
+        assert len(processes) >= 9  # the manager; web, hooks and their two workers each; worker, its pool; beat
+        os.kill(process.pid, signum)
+        process.wait(timeout=120)
+        stopping = "".join(iter(lines.get, ""))
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    # make passes SIGTERM on to the process manager; SIGINT it keeps, and the manager sees make stopping.
+    heard = "SIGTERM received" if signum == signal.SIGTERM else "SIGINT sent to make"
+    assert f"{heard}: stopping every process" in stopping, stopping
+    for name in ("web", "hooks", "worker", "beat"):
+        assert f"{name} stopped (rc=0)" in stopping, stopping
+    assert _alive(processes) == set()

@@ -127,3 +127,56 @@ def test_a_malformed_procfile_line_is_refused_with_its_number(tmp_path, line):
     )
     assert result.returncode == 1
     assert f"Procfile:4: expected `name: command`, found {line.strip()!r}" in result.stderr
+
+
+SAYS_LATER = "import signal, time; time.sleep(1); print('listening', flush=True); signal.pause()"
+PRINTS_ITS_ENVIRONMENT = (
+    "import os, signal; print('banner in environment:', 'PROCFILE_BANNER' in os.environ, flush=True); signal.pause()"
+)
+
+
+def test_the_banner_comes_once_every_process_printed_its_ready_line(tmp_path):
+    (tmp_path / "slow.py").write_text(SAYS_LATER)
+    (tmp_path / "env.py").write_text(PRINTS_ITS_ENVIRONMENT)
+    (tmp_path / "Procfile").write_text(
+        f"slow: {sys.executable} {tmp_path / 'slow.py'}\nenv: {sys.executable} {tmp_path / 'env.py'}\n"
+    )
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "edge.procfile", "--ready", "slow=^listen", str(tmp_path / "Procfile")],
+        cwd=ROOT,
+        env={**os.environ, "PROCFILE_BANNER": "Visit the service\nCtrl-C stops it\n"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    output = _read_until(runner, 1, "Ctrl-C stops it")
+    runner.send_signal(signal.SIGINT)
+    _, rest = _finish(runner)
+    assert output.index("| listening") < output.index("\nVisit the service\nCtrl-C stops it\n")
+    assert "banner in environment: False" in output
+    assert "Visit the service" not in rest
+
+
+def test_a_sigint_sent_to_make_alone_stops_every_process(tmp_path):
+    """As an IDE stops what it started: make, sent SIGINT, tells its children nothing and waits for them."""
+    (tmp_path / "pool.py").write_text(WITH_A_CHILD)
+    (tmp_path / "Procfile").write_text(f"pool: {sys.executable} {tmp_path / 'pool.py'}\n")
+    (tmp_path / "Makefile").write_text(
+        f"run:\n\t@cd {ROOT} && exec {sys.executable} -m edge.procfile --under-make {tmp_path / 'Procfile'}\n"
+    )
+    make = subprocess.Popen(
+        ["make", "-f", str(tmp_path / "Makefile"), "run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    _read_until(make, 1)
+    make.send_signal(signal.SIGINT)
+    status, output = _finish(make)
+    assert "SIGINT sent to make: stopping every process" in output
+    assert "child stopped by its parent" in output
+    assert "pool stopped (rc=0)" in output
+    assert status == -signal.SIGINT  # make ends as the signal asked, once its child has

@@ -7,7 +7,7 @@ steps read as `steps.<id>`. A step raises StepFailed to fail the run, or
 StopRun to end it early without failing. Adding a kind is adding a module
 here: the schema and the engine find it.
 
-A step that waits (for a time, later for a person) raises Wait; the run is
+A step that waits (for a time, or for a person) raises Wait; the run is
 then `waiting` and holds nothing. When it is resumed, the engine calls the
 module's resume(waiting_for, answer) instead of run(), and its return value
 is the step's output.

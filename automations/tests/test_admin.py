@@ -142,3 +142,25 @@ def test_table_data_no_database_stores_is_refused(staff_client, owner, odd):
     response = staff_client.post("/admin/automations/lookuprow/add/", {"table": "t", "owner": owner.pk, "data": odd})
     assert response.status_code == 200 and response.context["adminform"].form.errors["data"]
     assert not LookupRow.objects.exists()
+
+
+def test_a_run_is_named_by_its_automation_and_its_delivery_row_says_so(staff_client, make_automation):
+    automation = make_automation(RECORD, name="Record signups")
+    delivery = process(deliver(automation))
+    assert str(delivery.run) == f'run {delivery.run.pk} of "Record signups" (succeeded)'
+    page = staff_client.get("/admin/hooks/delivery/").content.decode()
+    assert f"run {delivery.run.pk} of &quot;Record signups&quot; (succeeded)" in page
+
+
+def test_deliveries_are_listed_newest_first(staff_client, make_automation):
+    automation = make_automation(RECORD, enabled=False)
+    older, newer = deliver(automation), deliver(automation)
+    page = staff_client.get("/admin/hooks/delivery/").content.decode()
+    assert page.index(str(newer.public_id)) < page.index(str(older.public_id))
+
+
+def test_a_failed_run_does_not_claim_it_succeeded(staff_client, make_automation):
+    run = Run.objects.create(automation=make_automation(RECORD), source="webhook", status="failed", error="boom")
+    page = staff_client.get(f"/admin/automations/run/{run.pk}/change/").content.decode()
+    assert "because this run succeeded" not in page
+    assert "Only a run that succeeded or was stopped by a condition suppresses duplicates." in page

@@ -132,12 +132,34 @@ def test_a_catalog_put_back_as_it_was_gets_a_new_list_etag_for_its_new_body(clie
     assert again["ETag"] != first["ETag"]  # one strong validator, one body (RFC 9110 8.8.1)
 
 
-def test_it_answers_503_before_any_feed_was_built(client, db):
+NO_APP_PUBLISHED = {"error": "the catalog feed is temporarily unavailable: no app is published yet"}
+
+
+def test_a_new_install_with_no_app_answers_503_saying_no_app_is_published_yet(client, db, caplog):
+    assert build_feed().changed is False
+    for url in (URL, f"{URL}/alpha", f"{URL}/alpha/logo", "/catalog/v1/bulk"):
+        response = client.get(url)
+        assert response.status_code == 503, url
+        assert json.loads(response.content) == NO_APP_PUBLISHED
+        assert response["Retry-After"] == "300"
+        assert response["Access-Control-Allow-Origin"] == "*"
+    assert "catalog feed: no app is published yet, so the feed answers 503 until one is" in caplog.text
+    assert "manage.py import_catalog FILE, or manage.py load_demo" in caplog.text
+    assert "ERROR" not in caplog.text and "keeping the last good feed" not in caplog.text
+
+
+def test_apps_published_before_their_first_build_get_the_plain_503(client, make_catalog):
+    make_catalog(app_doc("alpha"), build=False)
     response = client.get(URL)
     assert response.status_code == 503
     assert json.loads(response.content) == {"error": "the catalog feed is temporarily unavailable"}
-    assert response["Retry-After"] in ("60", "300")
-    assert response["Access-Control-Allow-Origin"] == "*"
+    assert response["Retry-After"] == "60"
+
+
+def test_the_first_build_ends_the_no_app_answer(client, make_catalog):
+    assert client.get(URL).status_code == 503
+    make_catalog(app_doc("alpha"))
+    assert client.get(URL).status_code == 200
 
 
 def test_it_never_answers_200_with_an_empty_list(client, make_catalog):

@@ -84,6 +84,11 @@ def test_search_apps_says_so_when_the_feed_is_not_built(mcp, make_catalog):
     assert "unavailable" in refused(mcp.call("search_apps", {"query": "alpha"}))["error"]
 
 
+def test_search_apps_in_a_catalog_with_no_app_finds_none_and_says_why(mcp):
+    answer = structured(mcp.call("search_apps", {"query": "crm"}))
+    assert answer == {"apps": [], "message": "no app is published in this catalog yet, so no app can be found"}
+
+
 # --- automations ------------------------------------------------------------
 
 

@@ -9,17 +9,21 @@ of operations, never endpoints or internal keys.
 A feed version's ETag changes whenever any app's entry does (catalog/feed.py
 hashes every entry's ETag into the list's), so an answer is kept per process
 for the version it was found in, and a rebuilt feed is searched anew.
+
+An install whose catalog has no app yet has no feed (catalog.exceptions.NoAppPublished): a search
+then finds no app and says why; trying again would not help until someone publishes one.
 """
 
 import itertools
 import json
 
 from catalog import serving
-from catalog.exceptions import FeedUnavailable
+from catalog.exceptions import FeedUnavailable, NoAppPublished
 from edge import process_cache
 from mcp_server.tools import Encoded, Tool, ToolError
 
 MAX_RESULTS = 50
+NO_APP_PUBLISHED = {"apps": [], "message": "no app is published in this catalog yet, so no app can be found"}
 FIELDS = ("slug", "name", "description", "category", "auth_type", "app_domain", "logo_url", "connect_url", "retired")
 # The parsed list of a feed version (by its ETag), each entry with the text a query is looked for in; and
 # The operations of each app, by the ETag of its detail document.
@@ -74,6 +78,8 @@ def search_apps(user, arguments: dict) -> Encoded:
             answer = Encoded.of(_search(words, limit))
             _answers.set(key, answer)
         return answer
+    except NoAppPublished:
+        return Encoded.of(NO_APP_PUBLISHED)
     except FeedUnavailable:
         raise ToolError("the app catalog is unavailable for a moment; try again in a minute") from None
 
