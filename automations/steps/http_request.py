@@ -22,6 +22,8 @@ from automations import jsonsafe, outbound
 from automations.steps import StepFailed
 
 KIND = "http_request"
+# Its settings leave the service: it renders trigger.path as requested (automations/requested_path.py).
+SENDS_OUT = True
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
 
 SCHEMA = {

@@ -131,7 +131,7 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
             assert answer.startswith(b"HTTP/1.1 200"), answer
             accepted += 1
         response = httpx.post(f"{stack.hooks}/webservice-{service_key}", json={}, timeout=30)
-        assert response.json() == {"path": "/webservice-{key}"}
+        assert response.json() == {"path": f"/webservice-{service_key}"}  # to its caller, as requested; stored redacted
         assert httpx.post(f"{stack.hooks}/webservice-{refusing_key}", json={}, timeout=30).status_code == 503
         for path in (f"/automation-{hook_key}", f"/webservice-{service_key}"):
             # A chunk size that is no number: whatever the answer, nothing logged about it may hold the key.
