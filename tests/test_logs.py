@@ -149,7 +149,7 @@ def test_a_django_request_error_on_a_web_service_url_logs_no_key(make_automation
     path = urlsplit(automation_services.web_service_url(automation)).path
     key = path.partition("webservice-")[2]
 
-    def broken(automation, incoming):
+    def broken(automation, incoming, **_):
         raise RuntimeError(f"could not run {incoming.path}")
 
     monkeypatch.setattr(webservice, "call", broken)
