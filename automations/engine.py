@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from automations import jsonsafe, paths
 from automations.models import Run
+from automations.requested_path import RequestedPath
 from automations.steps import WAIT_TIMED_OUT, StepContext, StepFailed, StopRun, Wait, kinds
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ def advance(
         run=run,
     )
     records = list(done)
+    requested = RequestedPath(run)
     run.status, run.error, run.waiting_for, run.resume_at, run.answer = Run.Status.SUCCEEDED, "", None, None, None
     # Runs started before runs kept their definition (migration 0003) go on with the automation's.
     definition = run.definition or automation.definition
@@ -61,8 +63,9 @@ def advance(
                 record["waited_for"] = waited["waiting_for"]
                 output, waited = module.resume(waited["waiting_for"], answer), None
             else:
-                output = module.run(paths.render(settings, context.data), context)
-            output = _storable(output)
+                data = requested.data(context.data) if getattr(module, "SENDS_OUT", False) else context.data
+                output = module.run(paths.render(settings, data), context)
+            output = _storable(requested.without_key(output))
         except Wait as wait:
             waiting_for = {**_storable(wait.waiting_for), "step": step["id"]}
             record.update(status="waiting", waiting_for=waiting_for)
@@ -73,8 +76,8 @@ def advance(
             run.status = Run.Status.STOPPED
             break
         except StepFailed as failure:
-            error = jsonsafe.clean_text(str(failure))
-            record.update(status="failed", error=error, output=_storable_or_none(failure.output))
+            error = jsonsafe.clean_text(requested.without_key(str(failure)))
+            record.update(status="failed", error=error, output=_storable_or_none(requested.without_key(failure.output)))
             run.status, run.error = Run.Status.FAILED, f"step {step['id']}: {error}"
             break
         except Exception as error:  # a fault in a step fails the run, which is retried as its automation says

@@ -80,6 +80,11 @@ class Run(models.Model):
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="retries", editable=False
     )
     trigger = models.JSONField(default=dict)
+    # The key of the URL the trigger came through, when it is known for sure: a step that sends trigger.path out
+    # gets it as requested, rebuilt from the key's sealed copy (docs/public-keys.md). Never the key itself.
+    trigger_key = models.ForeignKey(
+        "publickeys.PublicKey", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
     # The definition the run started with: a run resumed after a wait goes on with its own steps,
     # whatever the automation was changed to meanwhile.
     definition = models.JSONField(default=dict, editable=False)

@@ -24,6 +24,7 @@ import time
 import httpcore
 import httpx
 
+from automations import addresses
 from overrides import httpcore_pool
 
 
@@ -31,14 +32,11 @@ class AddressRefused(Exception):
     """The destination resolves to, or connected to, an address requests may not reach."""
 
 
-def is_reachable(address: str) -> bool:
-    """True for a public address; loopback, private, link-local, reserved and the like are internal."""
-    ip = ipaddress.ip_address(address)
-    return (getattr(ip, "ipv4_mapped", None) or ip).is_global
-
-
 def refusal(host: str, address: str) -> AddressRefused:
-    return AddressRefused(f"{host} is an internal address ({address}); requests there are not allowed")
+    return AddressRefused(
+        f"{host} is an internal address ({addresses.describe(address)}); requests there are not allowed"
+        " unless HTTP_STEP_ALLOW_PRIVATE is on"
+    )
 
 
 class Deadline:
@@ -86,7 +84,7 @@ class GuardedBackend(httpcore.NetworkBackend):
         infos = _resolve(host, port, self.deadline.left(timeout, httpcore.ConnectTimeout))
         if not self.allow_private:
             for *_, sockaddr in infos:
-                if not is_reachable(sockaddr[0]):
+                if not addresses.is_reachable(sockaddr[0]):
                     raise refusal(host, sockaddr[0])
         failure = OSError("no address")
         for family, kind, proto, _, sockaddr in infos:
@@ -117,7 +115,7 @@ class GuardedBackend(httpcore.NetworkBackend):
             return
         try:
             peer = sock.getpeername()[0]
-            if not is_reachable(peer):
+            if not addresses.is_reachable(peer):
                 raise refusal(host, peer)
             if ipaddress.ip_address(peer) != ipaddress.ip_address(checked):
                 raise AddressRefused(f"{host}: connected to {peer}, not to the checked address {checked}")

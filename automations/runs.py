@@ -39,17 +39,25 @@ SWEEP_BATCH = 500
 
 
 def start(
-    *, automation: Automation, trigger: dict, source: str, attempt: int = 1, claim: uuid.UUID | None = None
+    *,
+    automation: Automation,
+    trigger: dict,
+    source: str,
+    attempt: int = 1,
+    claim: uuid.UUID | None = None,
+    trigger_key_id: int | None = None,
 ) -> Run:
     """A running run with a copy of the automation's definition, committed before any step runs.
 
     claim: the token of the worker that holds it (a delivery's claim); only
-    that worker can settle it.
+    that worker can settle it. trigger_key_id: the PublicKey the trigger's
+    URL carried (automations/requested_path.py).
     """
     return Run.objects.create(
         automation=automation,
         definition=automation.definition,
         trigger=trigger,
+        trigger_key_id=trigger_key_id,
         source=source,
         attempt=attempt,
         claim=claim,
@@ -67,6 +75,7 @@ class Queued:
     at: datetime | None = None
     definition: dict | None = None
     retry_of_id: int | None = None
+    trigger_key_id: int | None = None
 
 
 def queue(*, automation: Automation, trigger: dict, source: str, dispatch: bool = True, **more) -> Run:
@@ -94,6 +103,7 @@ def queue_all(wanted: list[Queued], *, dispatch: bool = True) -> list[Run]:
             automation=one.automation,
             definition=one.automation.definition if one.definition is None else one.definition,
             trigger=one.trigger,
+            trigger_key_id=one.trigger_key_id,
             source=one.source,
             attempt=one.attempt,
             retry_of_id=one.retry_of_id,
@@ -182,6 +192,7 @@ def _retry(run: Run) -> Run | None:
     return queue(
         automation=automation,
         trigger=run.trigger,
+        trigger_key_id=run.trigger_key_id,
         source=run.source,
         attempt=run.attempt + 1,
         at=timezone.now() + backoff,

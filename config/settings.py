@@ -86,6 +86,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a token in a URL is revoked whatever answers the request (a redirect, a 404, /mcp's 400).
+    "mcp_server.exposed_tokens.RevokeTokensInUrlsMiddleware",
     # Accounts' white-label domains, added in admin, pass the Host check without a restart (edge/hosts.py).
     "interfaces.whitelabel.domains.WhiteLabelHostMiddleware",
     # Django's for its https redirect and deploy checks; the headers of every answer from edge/headers.py.
@@ -242,8 +244,10 @@ SECURE_SSL_REDIRECT = env_bool(
 )
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if SESSION_COOKIE_SECURE else 0, minimum=0)
-# Masks the passwords inside DATABASE_URL, REDIS_URL and the like on error pages and in error mails.
+# Masks the passwords inside DATABASE_URL, REDIS_URL and the like, URL keys and OAuth credentials in URLs, on error
+# pages and in error mails.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "edge.error_reports.ExceptionReporterFilter"
+DEFAULT_EXCEPTION_REPORTER = "edge.error_reports.ExceptionReporter"
 
 # --- Catalog feed (SPEC 4.1, 8) -------------------------------------------
 CATALOG_RETIREMENT_DAYS = env_int("CATALOG_RETIREMENT_DAYS", 180, minimum=0)

@@ -1,10 +1,14 @@
-"""Log lines without URL keys (DESIGN.md contract 7): a filter for every handler, and gunicorn's logger with it.
+"""Log lines without URL keys (DESIGN.md contract 7) or OAuth credentials: a filter for every handler, and gunicorn's
+logger with it.
 
 A URL key is a password, and request paths reach log lines from many
 places: gunicorn's access log (the raw request line, percent-encoded as
 sent), its error log (a request line it could not parse), django.request
 ("Internal Server Error: /webservice-{key}" and its traceback), Celery's
-task failures (their arguments and exceptions). The filter sits on the
+task failures (their arguments and exceptions). A token, code or secret a
+client put in a query string reaches the same lines, and is redacted with
+the keys (edge/redaction.py). uvicorn's access lines in the hooks process go
+to gunicorn's access handlers (edge/asgi_worker.py). The filter sits on the
 handlers, not the loggers, because a logger's filters never see the
 records its children propagate; Django's LOGGING, edge/gunicorn.py's
 logger_class and config/celery.py's logging signals put it on every handler
@@ -15,7 +19,7 @@ import logging
 
 from gunicorn import glogging
 
-from publickeys.redaction import redact
+from edge.redaction import redact
 
 WITHHELD = "a log record was withheld: it could not be redacted"
 _TRACEBACKS = logging.Formatter()

@@ -16,11 +16,14 @@ from django.db import DatabaseError, OperationalError, transaction
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from automations import runs
+from automations import requested_path, runs
 from automations.models import Automation, Run
-from hooks import statements, tasks
+from hooks import selectors, statements, tasks
 from hooks.models import Delivery
 from hooks.trigger import trigger_data
+from publickeys import selectors as key_selectors
+from publickeys.models import PublicKey
+from publickeys.redaction import PLACEHOLDER
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +156,14 @@ def _start_runs(locked: list[Delivery]) -> list[Run]:
                 query_string=delivery.query_string,
                 path=delivery.path,
             )
-            wanted.append(runs.Queued(automation=automation, trigger=trigger, source=Run.Source.WEBHOOK))
+            wanted.append(
+                runs.Queued(
+                    automation=automation,
+                    trigger=trigger,
+                    source=Run.Source.WEBHOOK,
+                    trigger_key_id=_trigger_key_id(delivery, automation),
+                )
+            )
             made.append(delivery)
     queued = runs.queue_all(wanted, dispatch=False)
     firsts = {}
@@ -164,6 +174,19 @@ def _start_runs(locked: list[Delivery]) -> list[Run]:
     if firsts:
         Delivery.objects.bulk_update([delivery for delivery, _ in firsts.values()], ["status", "run"])
     return queued
+
+
+def _trigger_key_id(delivery: Delivery, automation: Automation) -> int | None:
+    """The webhook key the delivery's URL carried, when a step will send trigger.path out and it is certain: a
+    process accepts a key for HOOK_KEY_MEMORY_SECONDS after it was retired (automations/requested_path.py)."""
+    if PLACEHOLDER not in delivery.path or not requested_path.wanted(automation.definition):
+        return None
+    return key_selectors.key_id_live_at(
+        purpose=PublicKey.Purpose.WEBHOOK,
+        target=automation,
+        at=delivery.received_at,
+        remembered_seconds=selectors.HOOK_KEY_MEMORY_SECONDS,
+    )
 
 
 def _original_run(delivery: Delivery) -> int | None:

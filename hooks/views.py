@@ -48,7 +48,7 @@ def web_service(request: HttpRequest, key: str = "") -> HttpResponse:
             reply = Reply(204)
         else:
             automation = webservice.find(key)
-            reply = webservice.call(automation, with_body(request, read_body(request.META)))
+            reply = webservice.call(automation, with_body(request, read_body(request.META)), key=key)
     except (WebServiceError, BodyError) as error:  # nothing ran, or nothing counted
         headers = error.headers if isinstance(error, WebServiceError) else ()
         reply = Reply(error.status_code, headers, error.detail.encode(), "text/plain")

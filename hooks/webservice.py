@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from automations import engine, runs, selectors
+from automations import engine, requested_path, runs, selectors
 from automations import services as automation_services
 from automations.exceptions import QuotaExceeded
 from automations.models import Automation, Run
@@ -28,6 +28,8 @@ from edge.replies import Reply, json_reply
 from hooks.exceptions import WebServiceInactive, WebServiceNotFound, WebServiceOverQuota
 from hooks.incoming import Incoming
 from hooks.trigger import trigger_data
+from publickeys import selectors as key_selectors
+from publickeys.models import PublicKey
 from publickeys.redaction import redact
 
 # Headers a respond step may not set: they belong to the connection or to CORS, which this service owns.
@@ -65,14 +67,17 @@ def find(key: str) -> Automation:
     return automation
 
 
-def call(automation: Automation, incoming: Incoming) -> Reply:
-    """Run the automation for this request, counted against its owner's monthly quota (WebServiceOverQuota)."""
+def call(automation: Automation, incoming: Incoming, *, key: str = "") -> Reply:
+    """Run the automation for this request, counted against its owner's monthly quota (WebServiceOverQuota).
+
+    key: the URL's key, which steps that send trigger.path out get back in it (automations/requested_path.py).
+    """
     try:
         automation_services.count_web_service_call(owner_id=automation.owner_id)
     except QuotaExceeded:
         raise WebServiceOverQuota(retry_after=seconds_to_next_month(timezone.now())) from None
     try:
-        return _run(automation, incoming)
+        return _run(automation, incoming, key)
     except Exception as error:
         # A fault of ours (the database gone mid-call, a bug): the caller gets a 500 and keeps the call.
         automation_services.uncount_web_service_call(owner_id=automation.owner_id)
@@ -87,7 +92,10 @@ def seconds_to_next_month(now: datetime) -> int:
     return math.ceil(((month + timedelta(days=32)).replace(day=1) - now).total_seconds())
 
 
-def _run(automation, incoming: Incoming) -> Reply:
+def _run(automation, incoming: Incoming, key: str) -> Reply:
+    trigger_key_id = None
+    if key and requested_path.wanted(automation.definition):
+        trigger_key_id = key_selectors.live_key_id_for_key(purpose=PublicKey.Purpose.WEB_SERVICE, key=key)
     trigger = trigger_data(
         body=incoming.body,
         content_type=incoming.content_type,
@@ -95,7 +103,13 @@ def _run(automation, incoming: Incoming) -> Reply:
         path=redact(incoming.path),
     )
     claim = uuid.uuid4()
-    run = runs.start(automation=automation, trigger=trigger, source=Run.Source.WEB_SERVICE, claim=claim)
+    run = runs.start(
+        automation=automation,
+        trigger=trigger,
+        source=Run.Source.WEB_SERVICE,
+        claim=claim,
+        trigger_key_id=trigger_key_id,
+    )
     deadline = time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS
     try:
         response = engine.advance(run, deadline=deadline)

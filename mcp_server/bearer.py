@@ -121,6 +121,11 @@ def token_from(authorization: str | None) -> str | None:
     return token
 
 
+def forget(checksum: str) -> None:
+    """The token with this checksum is checked afresh at its next use in this process (it was just revoked)."""
+    _valid.pop(checksum)
+
+
 def authenticate(*, authorization: str | None) -> Bearer | Refusal:
     """The bearer of the Authorization header, or the refusal to answer with (scopes are the caller's to check)."""
     token = token_from(authorization)

@@ -59,7 +59,7 @@ def endpoint(request: HttpRequest) -> HttpResponse:
     if request.method == "OPTIONS":  # a browser's CORS preflight carries no credentials
         preflight = (("Access-Control-Allow-Methods", "POST"), ("Access-Control-Allow-Headers", PREFLIGHT_HEADERS))
         return _answer(Reply(204, (*preflight, ("Access-Control-Max-Age", "86400"))), origin)
-    if any(name.lower() == "access_token" for name in request.GET):
+    if any(name.lower() == "access_token" for name in request.GET):  # revoked already (mcp_server/exposed_tokens.py)
         return _refused(bearer.token_in_query(), origin)
     found = bearer.authenticate(authorization=request.headers.get("Authorization"))
     if isinstance(found, bearer.Refusal):

@@ -9,7 +9,7 @@ _KEY = re.compile(rf"[^\s{re.escape(SEPARATORS)}]+")
 _QUERY = re.compile(r"[^\s#\"'<>\\`|]*")
 
 
-def _spelled(literal: str) -> str:
+def spelled(literal: str) -> str:
     """A pattern for every spelling of literal that a server decodes to it: each character as itself or as %XX."""
     parts = []
     for char in literal:
@@ -62,7 +62,7 @@ class _Shapes:
 
 
 _LITERAL = _Shapes(re.escape)
-_ENCODED = _Shapes(_spelled)  # slower; needed only where a % is
+_ENCODED = _Shapes(spelled)  # slower; needed only where a % is
 
 
 def redact(text: str) -> str:

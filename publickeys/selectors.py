@@ -2,6 +2,7 @@
 URL a target has for a purpose."""
 
 import hmac
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
@@ -102,6 +103,44 @@ def url_of(*, purpose: str, target: models.Model) -> str | None:
         return None
     host_setting, path = URL_SHAPES[purpose]
     return getattr(settings, host_setting) + path.format(key=key)
+
+
+def live_key_id_for_key(*, purpose: str, key: str) -> int | None:
+    """The id of the live key row of this key, or None: target_id_for_key's one lookup, for its row."""
+    return (
+        PublicKey.objects.filter(digest=crypto.digest(key), purpose=purpose, retired_at__isnull=True)
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def key_id_live_at(*, purpose: str, target: models.Model, at, remembered_seconds: float) -> int | None:
+    """The id of the key of target's URL of this purpose that a request received at `at` carried, or None.
+
+    Only the key live at `at` opened that URL, but a process may accept a
+    key for remembered_seconds after it was retired (target_id_for_key's
+    remember_seconds): when a key was retired within that long before `at`,
+    either may have been carried, and the answer is None.
+    """
+    since = at - timedelta(seconds=remembered_seconds)
+    candidates = (
+        PublicKey.objects.filter(
+            target_type=ContentType.objects.get_for_model(target), target_id=target.pk, purpose=purpose
+        )
+        .filter(created_at__lte=at)
+        .filter(Q(retired_at__isnull=True) | Q(retired_at__gt=since))
+    )
+    found = list(candidates.values_list("pk", flat=True)[:2])
+    return found[0] if len(found) == 1 else None
+
+
+def key_of_id(public_key_id: int | None) -> str | None:
+    """The key of the live key row with this pk; None once it is retired (its sealed copy emptied) or deleted."""
+    if public_key_id is None:
+        return None
+    sealed = PublicKey.objects.filter(pk=public_key_id, retired_at__isnull=True).values_list("sealed", flat=True)
+    sealed = sealed.first()
+    return crypto.unseal(sealed) if sealed else None
 
 
 def link_of_key_id(public_key_id) -> tuple[str, str] | None:

@@ -13,6 +13,8 @@ SECRETS = ("pg-pass-1", "redis-pass-2", "broker-pass-3", "cache-pass-4", "env-pa
 ENVIRONMENT_URL = "postgres://flowgate:env-pass-5@db.internal/flowgate"
 LOCAL_URL = "postgresql://flowgate:local-pass-6@db.internal/flowgate"
 RAW_AT_URL = "postgres://flowgate:p@ss-7@db.internal/flowgate"
+TOKEN = "tK9mQ2xW7vB4nR8sL1pZ6yH3jF5dG0cA"
+KEY = "Zq3-x_9KpL0aBcDeFgHiJkLmNoPqRsTu"
 
 
 @pytest.fixture
@@ -81,3 +83,43 @@ def test_error_reports_show_no_url_key():
 
     masked = ExceptionReporterFilter().mask({"PATH_INFO": "/webhook/automation-Zq3kX9pLm2vR7tYw", "n": 1})
     assert masked == {"PATH_INFO": "/webhook/automation-{key}", "n": 1}
+
+
+def serve(request, query) -> None:
+    raise RuntimeError("the view failed")
+
+
+def test_the_debug_error_page_shows_no_oauth_credential_or_key_in_the_url(settings):
+    settings.DEBUG = True
+    pages = []
+    for path, query in (
+        (f"/webservice-{KEY}", {"access_token": TOKEN, "code": TOKEN, "page": "2"}),
+        ("/moderation", {"queue": KEY, "client_secret": TOKEN, "page": "2"}),
+    ):
+        request = RequestFactory().get(path, query)
+        try:
+            serve(request, request.GET)  # frames holding the request and its parameters, as a view's do
+        except RuntimeError:
+            pages.append(technical_500_response(request, *sys.exc_info()).content.decode())
+    for page in pages:
+        assert "the view failed" in page
+        assert TOKEN not in page and KEY not in page
+        assert "page=2" in page
+    assert "/webservice-{key}?access_token={redacted}&amp;code={redacted}" in pages[0]  # the request URL
+    assert "queue={redacted}&amp;client_secret={redacted}" in pages[1]  # QUERY_STRING
+
+
+def test_an_error_mail_shows_no_oauth_credential_or_key_in_the_url():
+    from django.views.debug import ExceptionReporter
+
+    from edge.error_reports import ExceptionReporter as Masking
+
+    request = RequestFactory().get(f"/webservice-{KEY}", {"refresh_token": TOKEN})
+    try:
+        serve(request, request.GET)
+    except RuntimeError:
+        reporter = Masking(request, *sys.exc_info(), is_email=True)
+        assert isinstance(reporter, ExceptionReporter)
+        text, html = reporter.get_traceback_text(), reporter.get_traceback_html()
+    assert TOKEN not in text + html and KEY not in text + html
+    assert "refresh_token={redacted}" in text

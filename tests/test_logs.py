@@ -18,9 +18,11 @@ from gunicorn.config import Config
 from automations import services as automation_services
 from edge.logs import WITHHELD, GunicornLogger, RedactKeys
 from hooks import services, webservice
+from tests.e2e.stack import wait_until
 from tests.processes import HooksProcess
 
 KEY = "Zq3-x_9KpL0aBcDeFgHiJkLmNoPqRsTu"
+TOKEN = "tK9mQ2xW7vB4nR8sL1pZ6yH3jF5dG0cA"  # the shape of django-oauth-toolkit's tokens
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -64,6 +66,22 @@ def test_the_message_is_redacted_whether_the_key_is_in_the_format_or_its_argumen
         "ERROR Not Found: /webservice-{key} (404)",
         "ERROR /webhook/automation-{key}",
         'WARNING "POST /%61utomation-{key} HTTP/1.1"',
+    ]
+
+
+def test_oauth_credentials_in_a_query_string_are_redacted(logged):
+    logger, stream = logged
+    logger.warning('"GET %s HTTP/1.1"', f"/mcp?access_token={TOKEN}&x=1")
+    logger.warning("%s", f"/oauth/token?grant_type=refresh_token&Refresh_Token={TOKEN}&client_secret={TOKEN}")
+    logger.warning("%s", f"/oauth/token?code%3D{TOKEN}%26code_verifier%3D{TOKEN}&access%5Ftoken={TOKEN}")
+    logger.warning("Referer %s", f"https://app.example/cb?state=s&amp;code={TOKEN}#top")
+    logger.warning("%s", f"/automation-{KEY}?zipcode=1&error_code=2")
+    assert stream.getvalue().splitlines() == [
+        'WARNING "GET /mcp?access_token={redacted}&x=1 HTTP/1.1"',
+        "WARNING /oauth/token?grant_type=refresh_token&Refresh_Token={redacted}&client_secret={redacted}",
+        "WARNING /oauth/token?code%3D{redacted}%26code_verifier%3D{redacted}&access%5Ftoken={redacted}",
+        "WARNING Referer https://app.example/cb?state=s&amp;code={redacted}#top",
+        "WARNING /automation-{key}?zipcode=1&error_code=2",
     ]
 
 
@@ -131,7 +149,7 @@ def test_a_django_request_error_on_a_web_service_url_logs_no_key(make_automation
     path = urlsplit(automation_services.web_service_url(automation)).path
     key = path.partition("webservice-")[2]
 
-    def broken(automation, incoming):
+    def broken(automation, incoming, **_):
         raise RuntimeError(f"could not run {incoming.path}")
 
     monkeypatch.setattr(webservice, "call", broken)
@@ -207,6 +225,46 @@ def test_gunicorns_access_log_holds_no_key(gunicorn_logger):
         '127.0.0.1 "POST /webhook%2F%61utomation-{key}?a=1 HTTP/1.1" 200 "https://example.com/form/{key}" '
         "/webhook/automation-{key}\n"
     )
+
+
+def test_gunicorns_access_log_holds_no_oauth_credential(gunicorn_logger):
+    logger, streams = gunicorn_logger
+    query = f"access_token={TOKEN}&code={TOKEN}&code_verifier={TOKEN}"
+    request = SimpleNamespace(uri=f"/mcp?{query}", headers=[])
+    response = SimpleNamespace(status="400 Bad Request", response_length=0, sent=0, headers=[])
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "RAW_URI": f"/mcp?{query}",
+        "PATH_INFO": "/mcp",
+        "QUERY_STRING": query,
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_REFERER": f"http://127.0.0.1:33418/callback?code={TOKEN}&state=s",
+    }
+    logger.cfg.set("access_log_format", '%(h)s "%(r)s" %(s)s "%(f)s" %(q)s')
+    logger.access(response, request, environ, timedelta(milliseconds=3))
+    redacted = "access_token={redacted}&code={redacted}&code_verifier={redacted}"
+    assert streams["access"].getvalue() == (
+        f'127.0.0.1 "POST /mcp?{redacted} HTTP/1.1" 400 "http://127.0.0.1:33418/callback?code={{redacted}}&state=s" '
+        f"{redacted}\n"
+    )
+
+
+def test_uvicorns_access_log_in_the_hooks_process_holds_no_oauth_credential_or_key(tmp_path):
+    """A real hooks server (gunicorn, uvicorn's worker) writing its access log through the redacting logger."""
+    from tests.test_asgi_worker import QUICK_APP, exchange, serving
+
+    log = tmp_path / "access.log"
+    query = f"access_token={TOKEN}&refresh_token={TOKEN}&code={TOKEN}&client_secret={TOKEN}&code_verifier={TOKEN}"
+    options = ("--logger-class", "edge.logs.GunicornLogger", "--access-logfile", str(log))
+    with serving(tmp_path, QUICK_APP, *options) as (port, _):
+        for target in (f"/mcp?{query}", f"/automation-{KEY}?code={TOKEN}"):
+            exchange(port, f"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        wait_until(lambda: log.read_text().count("HTTP/1.1") == 2, 30, 0.1, "both access lines")
+    written = log.read_text()
+    assert TOKEN not in written and KEY not in written
+    assert '"GET /mcp?access_token={redacted}&refresh_token={redacted}&code={redacted}' in written
+    assert '"GET /automation-{key}?code={redacted} HTTP/1.1" 404' in written
 
 
 def test_gunicorns_error_log_holds_no_key_after_a_reload_too(gunicorn_logger):

@@ -12,6 +12,12 @@ then `waiting` and holds nothing. When it is resumed, the engine calls the
 module's resume(waiting_for, answer) instead of run(), and its return value
 is the step's output.
 
+A module with SENDS_OUT = True sends what its settings render out of the
+service (an HTTP request, a web service's answer) and stores it nowhere but
+its output: `{{trigger.path}}` renders for it with the URL's key in it, and
+the engine stores its output and error with the key replaced by {key}
+(automations/requested_path.py). Every other kind renders the stored path.
+
 A module may also have errors(settings) -> [(path, message)]: checks its
 schema cannot state (a form's field names unique), run once the schema
 passed; each path is inside the step.

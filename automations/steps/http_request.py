@@ -2,7 +2,8 @@
 
 A status of 400 or more fails the step (and so the run, which may be
 retried) unless `fail_on_error_status` is false. Addresses inside the
-service's own network (loopback, private, link-local) are refused unless
+service's own network (loopback, private, link-local, and IPv6 addresses
+that lead to one: automations/addresses.py) are refused unless
 HTTP_STEP_ALLOW_PRIVATE is on: anyone who can write an automation could
 otherwise read internal services through it. The name is resolved once and
 the connection goes to the address checked (automations/outbound.py). The
@@ -21,6 +22,8 @@ from automations import jsonsafe, outbound
 from automations.steps import StepFailed
 
 KIND = "http_request"
+# Its settings leave the service: it renders trigger.path as requested (automations/requested_path.py).
+SENDS_OUT = True
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
 
 SCHEMA = {

@@ -5,6 +5,8 @@ import re
 from automations.steps import StepFailed
 
 KIND = "respond"
+# Its settings leave the service: it renders trigger.path as requested (automations/requested_path.py).
+SENDS_OUT = True
 # RFC 9110: a header name is a token; a value is visible characters, spaces and tabs, in Latin-1 on the wire.
 _NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")

@@ -186,8 +186,16 @@ def test_it_connects_only_to_the_address_it_checked(serve, dns, fence):
 def test_it_refuses_a_name_with_any_internal_answer(serve, dns, fence):
     local = serve(read_to_the_end)
     answers, _ = dns
-    answers["inside.example.test"] = [[PUBLIC, "10.1.2.3"], "::1", "169.254.169.254", "::ffff:127.0.0.1", "0.0.0.0"]
-    for _ in range(5):
+    answers["inside.example.test"] = [
+        [PUBLIC, "10.1.2.3"],
+        "::1",
+        "169.254.169.254",
+        "::ffff:127.0.0.1",
+        "0.0.0.0",
+        [PUBLIC, "64:ff9b::a9fe:a9fe"],
+        "2002:a00:1::1",
+    ]
+    for _ in range(7):
         error = failure({"url": f"http://inside.example.test:{local.port}/"})
         assert "inside.example.test is an internal address" in error
     assert fence[0] == [] and local.connections == 0
@@ -200,10 +208,28 @@ def test_it_checks_the_peer_address_when_it_connects(serve, dns, fence):
     attempts, moved = fence
     moved[PUBLIC] = "127.0.0.1"
     error = failure({"url": f"http://moved.example.test:{local.port}/secret"})
-    assert error == "moved.example.test is an internal address (127.0.0.1); requests there are not allowed"
+    assert error == (
+        "moved.example.test is an internal address (127.0.0.1); requests there are not allowed"
+        " unless HTTP_STEP_ALLOW_PRIVATE is on"
+    )
     assert attempts == [(PUBLIC, local.port)]
     assert local.finished.wait(10)
     assert (local.connections, local.received) == (1, bytearray())
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["64:ff9b::7f00:1", "64:ff9b:1::7f00:1", "2002:7f00:1::", "2001:0:4136:e378:8000:63bf:80ff:fffe", "::127.0.0.1"],
+)
+def test_it_refuses_an_ipv6_address_that_leads_to_a_loopback_server(serve, fence, address):
+    """The fence carries a connection there to 127.0.0.1, as a NAT64 translator or a 6to4 or Teredo relay would."""
+    local = serve(answer(b"internal"))
+    attempts, moved = fence
+    moved[address] = "::ffff:127.0.0.1"
+    error = failure({"url": f"http://[{address}]:{local.port}/secret"})
+    assert error.startswith(f"{address} is an internal address ({address}")
+    assert error.endswith("; requests there are not allowed unless HTTP_STEP_ALLOW_PRIVATE is on")
+    assert (attempts, local.connections) == ([], 0)
 
 
 def test_it_calls_private_addresses_when_allowed(serve, dns, settings):

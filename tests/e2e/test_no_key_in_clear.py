@@ -4,7 +4,8 @@ The web process (gthread) and the hooks process (asyncio) with access logs
 on, a worker and beat, on PostgreSQL and Redis. Both take webhooks at both
 prefixes (one percent-encoded as a sender may write it), web service calls
 (one answering 503, which django.request logs), malformed requests that
-gunicorn logs, and Celery messages whose arguments carry a key. Then a
+gunicorn logs, Celery messages whose arguments carry a key, and OAuth
+tokens, codes and secrets sent in URLs (the token is revoked on sight). Then a
 pg_dump of the whole database and every log file are searched for each key
 as issued; the sealed copies are encrypted and do not match.
 """
@@ -17,10 +18,12 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from django.db import connection
+from oauth2_provider.models import AccessToken
 
 from automations import services as automation_services
 from config.celery import app
 from hooks.models import Delivery
+from mcp_auth.tests.tokens import grant_mcp_tools, issue_token
 from tests.e2e.stack import END_TO_END, Stack, wait_until
 
 pytestmark = END_TO_END
@@ -106,7 +109,11 @@ def database_dump() -> str:
     ).stdout
 
 
-def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automation, tmp_path):
+# OAuth credentials a client put in a URL: the access log writes the URL, and the token is revoked on sight.
+CODE, SECRET = "cD4-code_never_issued_0123456789a", "sE5-secret_never_issued_012345678"
+
+
+def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automation, owner, tmp_path):
     hook = make_automation(RECORD_PATH, name="hook")
     service = make_automation(ECHO_PATH, name="service")
     refusing = make_automation([{"id": "answer", "kind": "respond", "status": 503, "body": "closed"}], name="refusing")
@@ -131,7 +138,7 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
             assert answer.startswith(b"HTTP/1.1 200"), answer
             accepted += 1
         response = httpx.post(f"{stack.hooks}/webservice-{service_key}", json={}, timeout=30)
-        assert response.json() == {"path": "/webservice-{key}"}
+        assert response.json() == {"path": f"/webservice-{service_key}"}  # to its caller, as requested; stored redacted
         assert httpx.post(f"{stack.hooks}/webservice-{refusing_key}", json={}, timeout=30).status_code == 503
         for path in (f"/automation-{hook_key}", f"/webservice-{service_key}"):
             # A chunk size that is no number: whatever the answer, nothing logged about it may hold the key.
@@ -149,6 +156,18 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
         for shape in PAGE_KEY_URLS:
             httpx.request("POST" if "/api" in shape else "GET", stack.base + shape.format(key=PAGE_KEY), timeout=30)
     keys["page"] = PAGE_KEY
+    grant_mcp_tools(owner)
+    for name, stack in stacks.items():
+        # The web process's gunicorn (and, in the "hooks" setup, the hooks process's uvicorn) logs each URL.
+        token, _ = issue_token(owner)
+        keys[f"{name} token"] = token
+        for base in {stack.base, stack.hooks}:
+            query = f"access_token={token}&code={CODE}&client_secret={SECRET}&refresh_token={token}"
+            httpx.post(f"{base}/mcp?{query}", json={}, timeout=30)
+            httpx.get(f"{base}/catalog/v1/apps?code_verifier={SECRET}&Access_Token={token}", timeout=30)
+        response = httpx.post(f"{stack.base}/mcp", headers={"Authorization": f"Bearer {token}"}, json={}, timeout=30)
+        assert response.status_code == 401  # revoked: a URL is in logs on its way, proxies' too
+    keys |= {"code": CODE, "secret": SECRET}
     failing = app.send_task("hooks.process_delivery", args=[f"/automation-{hook_key}"])
     app.send_task("flowgate.no_such_task", args=[f"/webservice-{service_key}"])  # the worker logs the whole message
 
@@ -194,3 +213,8 @@ def test_no_key_is_in_clear_in_the_database_or_any_log_line(stacks, make_automat
     for log in ("web/web.log", "hooks/web.log"):
         for shape in PAGE_KEY_URLS:
             assert shape in logs[log], (shape, log)
+        assert (
+            "/mcp?access_token={redacted}&code={redacted}&client_secret={redacted}&refresh_token={redacted}"
+            in (logs[log])
+        )
+    assert not AccessToken.objects.exists()
