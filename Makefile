@@ -65,6 +65,8 @@ $(STAMP): pyproject.toml
 # DEBUG defaults to on here so no SECRET_KEY is needed to try it out: a random one is made
 # once per install in var/. Settings refuse DEBUG when WEB_BIND or HOOKS_BIND is not loopback.
 run: export DEBUG ?= 1
+# Anyone may sign up at /signup; the confirmation mail is printed by the console email backend.
+run: export SIGNUP_OPEN ?= 1
 # The printed URLs must be an allowed host: the public URL follows the bind address.
 run: export BASE_URL ?= http://$(WEB_BIND)
 # Webhook and web service URLs are served by the hooks process (config/asgi.py), as in production.
@@ -83,6 +85,7 @@ run: install ## migrate, load the demo catalog and automations (the first time),
 	@echo "  bulk          $$BASE_URL/catalog/v1/bulk"
 	@echo "  OpenAPI       $$BASE_URL/catalog/v1/openapi.json"
 	@echo "  admin         $$BASE_URL/admin/  (user admin; its password is printed above on the first start)"
+	@echo "  sign up       $$BASE_URL/signup  (the confirmation link is printed in this window)"
 	@echo "  webhooks and web services on $$HOOKS_URL (the hooks process)"
 	@echo "  try the demo automation: curl -d '{\"email\": \"ada@example.com\"}' <its web service or webhook URL above>"
 	@echo "  try the approval demo: send it the curl printed above, then approve or reject on its approval link"
