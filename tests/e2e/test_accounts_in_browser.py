@@ -127,3 +127,31 @@ def test_reset_a_forgotten_password(web, owner, request, size):
     check(page, "signed-in", phone)
     assert raw.url == f"{web.base}/"
     assert raw.get_by_role("button", name="Sign out").is_visible()
+
+
+def test_a_closed_sign_up_a_dead_link_and_the_limit_at_a_phones_width(tmp_path, browser, phone_page, make_catalog):
+    make_catalog(app_doc("acorn-crm", name="Acorn CRM"))
+    stack = Stack(tmp_path, ACCOUNT_MAIL_RATE_ADDRESS="1/h")  # SIGNUP_OPEN unset: closed
+    stack.start_web()
+    page, raw = phone_page, phone_page.raw
+    try:
+        page.open(f"{stack.base}/signup?app=acorn-crm", "closed-sign-up")
+        assert_fits_the_screen(page)
+        assert raw.get_by_role("heading", name="Getting an account").is_visible()
+        assert raw.get_by_role("textbox").count() == 0
+        assert raw.get_by_role("link", name="Sign in").get_attribute("href") == "/login?next=%2F%3Fapp%3Dacorn-crm"
+
+        page.open(f"{stack.base}/signup/confirm/not-a-link", "dead-link")
+        assert_fits_the_screen(page)
+        raw.get_by_role("link", name="send the link again").click()
+        page.check("resend")
+        for label in ("resend-sent", "too-many"):
+            raw.get_by_label("Email").fill("ada@example.com")
+            raw.get_by_role("button", name="Send the link").click()
+            page.check(label)
+            assert_fits_the_screen(page)
+            if label == "resend-sent":
+                raw.get_by_role("link", name="send the link again").click()
+        assert raw.get_by_role("heading", name="Too many requests").is_visible()
+    finally:
+        stack.stop()
