@@ -65,6 +65,8 @@ $(STAMP): pyproject.toml
 # DEBUG defaults to on here so no SECRET_KEY is needed to try it out: a random one is made
 # once per install in var/. Settings refuse DEBUG when WEB_BIND or HOOKS_BIND is not loopback.
 run: export DEBUG ?= 1
+# Anyone may sign up at /signup; the confirmation mail is printed by the console email backend.
+run: export SIGNUP_OPEN ?= 1
 # The printed URLs must be an allowed host: the public URL follows the bind address.
 run: export BASE_URL ?= http://$(WEB_BIND)
 # Webhook and web service URLs are served by the hooks process (config/asgi.py), as in production.

@@ -37,6 +37,8 @@ def run_banner(*, password: str | None, base_url: str, hooks_url: str, mcp_url: 
             f"  bulk          {base_url}/catalog/v1/bulk",
             f"  OpenAPI       {base_url}/catalog/v1/openapi.json",
             f"  MCP           {mcp_url}/mcp  (for an AI agent: docs/mcp.md)",
+            f"  sign up       {base_url}/signup  (the confirmation mail is printed in this window)",
+            f"  your pages    {base_url}/account/  (your automations, their runs, your connected agents)",
             f"  admin         {base_url}/admin/",
             f"                {account}",
             f"                to choose a new password: {reset_command()}",

@@ -7,10 +7,11 @@ folded to lower case. Past either, the attempt is refused with 429 before the
 password is checked, so it tells a guesser nothing. The price of the per-name
 limit: someone guessing at a name locks its owner out until the window ends.
 
-/login (SignInView) is Django's LoginView in the pages' look behind the same
-limits, counted in the same groups as admin's sign-in (one password, one
-budget); its refusal is a page. Its ?next= is followed only when it is a path
-of this site (/form/..., not //other.example or https://...).
+/login (SignInView) is Django's LoginView in the pages' look, asking for the
+email address (accounts/backends.py), behind the same limits, counted in the
+same groups as admin's sign-in (one password, one budget); its refusal is a
+page. Its ?next= is followed only when it is a path of this site (/form/...,
+not //other.example or https://...).
 
 A counter that cannot be reached lets the attempt through
 (edge/limits.py): admin holds the maintenance switch, which an
@@ -19,11 +20,14 @@ outage of Redis must not lock.
 
 from functools import wraps
 
+from django.conf import settings
 from django.contrib.auth.views import LoginView
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from accounts.forms import SignInForm
 from edge import limits
 
 
@@ -64,10 +68,21 @@ def is_local_path(url: str) -> bool:
 
 
 class SignInView(LoginView):
-    """/login: ?next= (or the posted next) is followed only when it is a path of this site, else LOGIN_REDIRECT_URL."""
+    """/login: ?next= (or the posted next) is followed only when it is a path of this site, else LOGIN_REDIRECT_URL.
+
+    An unconfirmed account's owner (the right password) is told to confirm, with a link to send it again.
+    """
 
     template_name = "registration/login.html"
+    form_class = SignInForm
     redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        form = context["form"]
+        context["unconfirmed"] = form.is_bound and form.has_error(NON_FIELD_ERRORS, "unconfirmed")
+        context["signup_open"] = settings.SIGNUP_OPEN
+        return context
 
     def get_redirect_url(self) -> str:
         url = self.request.POST.get(self.redirect_field_name, self.request.GET.get(self.redirect_field_name, ""))

@@ -1,4 +1,4 @@
-"""The pages of BASE_URL a person reads before and after signing in: home, sign-up, docs."""
+"""The pages of BASE_URL a person reads before and after signing in: home and docs (sign-up: sign_up.py)."""
 
 import re
 
@@ -19,20 +19,10 @@ def _doc_names() -> list[str]:
 
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    """What this service is, with links to the feed, its routes and OpenAPI document, and the docs."""
-    return render(request, "home.html", {"docs": _doc_names()})
-
-
-@require_safe
-def signup(request: HttpRequest) -> HttpResponse:
-    """The feed's connect_url ({base_url}/signup?app={slug}): names the app and says how to get an account.
-
-    Accounts are made by an administrator for now; a self-service sign-up arrives with the pages that need one.
-    """
+    """What this service is and the public URLs it serves; signed in, the app its sign-up named (?app=)."""
     slug = request.GET.get("app", "")
-    app = connectable_apps().filter(slug=slug).first() if is_slug(slug) else None
-    status = 404 if slug and app is None else 200
-    return render(request, "signup.html", {"app": app, "slug": slug}, status=status)
+    app = connectable_apps().filter(slug=slug).first() if request.user.is_authenticated and is_slug(slug) else None
+    return render(request, "home.html", {"docs": _doc_names(), "app": app, "signup_open": settings.SIGNUP_OPEN})
 
 
 @require_safe

@@ -192,6 +192,13 @@ else:
 
 # Pages that need an account send signed-out visitors to /login?next=<the page> (docs/interfaces.md "Sign-in").
 LOGIN_URL = "login"
+# Accounts sign in with their email address, matched without regard to case (docs/accounts.md).
+AUTHENTICATION_BACKENDS = ["accounts.backends.EmailBackend"]
+# Anyone may make an account at /signup, confirmed by an emailed link; off, the page says to ask an administrator.
+SIGNUP_OPEN = env_bool("SIGNUP_OPEN", False)
+# Mails that sign-up, its confirmation resend and password reset send, per client IP and per address (edge/limits.py).
+ACCOUNT_MAIL_RATE_IP = env_rate("ACCOUNT_MAIL_RATE_IP", "20/h")
+ACCOUNT_MAIL_RATE_ADDRESS = env_rate("ACCOUNT_MAIL_RATE_ADDRESS", "5/h")
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -310,6 +317,8 @@ FORM_FILE_MAX_BYTES = env_int("FORM_FILE_MAX_BYTES", 10 * 1024 * 1024, minimum=1
 # Who sends the one-time form links a form step emails.
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "flowgate@localhost")
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Where django.core.mail.backends.filebased.EmailBackend writes each mail as a file.
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
 # The SMTP server of django.core.mail.backends.smtp.EmailBackend. A timeout, so that a mail server that stops
 # answering fails the step instead of holding a worker until its lease runs out (Django's default waits forever).
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")

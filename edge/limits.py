@@ -1,4 +1,4 @@
-"""The low-rate limits, in one table: sign-in, forms, chat, approvals and client registration (django-ratelimit).
+"""The low-rate limits (django-ratelimit) in one table: sign-in, account mail, forms, chat, approvals, OAuth.
 
 Each counted request adds one to fixed-window counters in the shared cache
 (Redis in production), one per (group, identity). Every policy below lists
@@ -44,6 +44,12 @@ POLICIES: dict[str, tuple[Counter, ...]] = {
     "sign-in attempt": (
         Counter("sign-in:ip", CLIENT, "SIGN_IN_RATE_IP"),
         Counter("sign-in:username", "username", "SIGN_IN_RATE_USERNAME"),
+    ),
+    # Every POST that may send a mail to an address: sign-up, the confirmation link sent again, password reset
+    # (accounts/). Per client, and per address, folded to lower case, so that nobody fills another's inbox.
+    "account mail": (
+        Counter("account-mail:ip", CLIENT, "ACCOUNT_MAIL_RATE_IP"),
+        Counter("account-mail:address", "address", "ACCOUNT_MAIL_RATE_ADDRESS"),
     ),
     # Every POST of a hosted form, a form session's form or a one-time form, valid or not, before its body is read.
     "form submission": (

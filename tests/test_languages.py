@@ -40,3 +40,17 @@ def test_the_home_and_sign_up_pages_are_german_too(client, make_catalog):
     assert "Der Katalog-Feed" in html
     html = client.get("/signup", HTTP_ACCEPT_LANGUAGE="de").content.decode()
     assert "Ein Konto bekommen" in html
+
+
+def test_the_account_pages_are_german_too(client, settings):
+    settings.SIGNUP_OPEN = True
+    for path, text in [
+        ("/signup", "Konto erstellen"),
+        ("/signup/sent", "Sehen Sie in Ihr Postfach"),
+        ("/signup/resend", "Link erneut senden"),
+        ("/signup/confirm/x", "Dieser Link funktioniert nicht"),
+        ("/login", "Passwort vergessen?"),
+        ("/password-reset", "Passwort zurücksetzen"),
+        ("/", "Die öffentlichen URLs, die es bereitstellt"),
+    ]:
+        assert text in client.get(path, HTTP_ACCEPT_LANGUAGE="de").content.decode(), path

@@ -28,7 +28,7 @@ def sign_in(client, username, password, ip="198.51.100.1", next_url=None):
 
 
 def failed(response) -> bool:
-    return response.status_code == 200 and b"Please enter a correct username and password" in response.content
+    return response.status_code == 200 and b"Please enter a correct email and password" in response.content
 
 
 def test_the_sign_in_page_ties_each_label_to_its_input(client):

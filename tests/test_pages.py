@@ -56,7 +56,7 @@ def test_the_feeds_connect_url_names_the_app_and_how_to_get_an_account(client, m
     assert response.status_code == 200
     assert "Connect Acorn CRM" in html
     assert "an administrator of this Flowgate makes accounts" in html
-    assert 'href="/admin/login/"' in html
+    assert 'href="/login?next=%2F%3Fapp%3Dacorn-crm"' in html and "admin/login" not in html
 
 
 def test_signup_for_an_app_the_catalog_does_not_list_says_so_with_404(client, make_catalog):

@@ -57,7 +57,7 @@ def test_the_diagram_signed_out_then_signed_in(web, page, owner, diagram_of):
 
     assert page.raw.evaluate("document.activeElement.id") == "id_username"  # Django's sign-in form autofocuses it
 
-    page.raw.get_by_label("Username").fill("owner")
+    page.raw.get_by_label("Email").fill("owner")
     page.raw.get_by_label("Password").fill("wrong password")
     page.raw.get_by_role("button", name="Sign in").click()
     page.check("wrong-password")
@@ -86,7 +86,7 @@ def test_the_diagram_signed_out_then_signed_in(web, page, owner, diagram_of):
 
 def test_another_account_sees_not_found(web, page, another_account, diagram_of):
     page.open(f"{web.base}/login")
-    page.raw.get_by_label("Username").fill("another")
+    page.raw.get_by_label("Email").fill("another")
     page.raw.get_by_label("Password").fill("pw-another-123")
     page.raw.get_by_role("button", name="Sign in").click()
     response = page.open(f"{web.base}/automation?uuid={diagram_of.uuid}", "another-account")
