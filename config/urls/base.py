@@ -13,6 +13,7 @@ urlpatterns = [
     path("signup", signup, name="signup"),
     path("docs/<str:name>", doc, name="doc"),
     path("catalog/v1/", include("catalog.urls")),
+    path("", include("accounts.urls_agents")),
     path("login", sign_in, name="login"),
     path("logout", LogoutView.as_view(), name="logout"),  # POST with CSRF only (Django 5)
     path("admin/login/", throttled(admin.site.login)),  # before admin's own, which it stands in for
