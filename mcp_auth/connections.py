@@ -11,7 +11,7 @@ commits (mcp_auth/revocations.py).
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from oauth2_provider.models import (
     get_access_token_model,
@@ -112,9 +112,13 @@ def record_connection(*, access_token_checksum: str) -> None:
 
 def record_use(*, user_id: int, application_id: int) -> None:
     """Note that the client used the MCP server for the user now: one statement, an upsert."""
-    ConnectedClient.objects.bulk_create(
-        [ConnectedClient(user_id=user_id, application_id=application_id, last_used_at=timezone.now())],
-        update_conflicts=True,
-        unique_fields=["user", "application"],
-        update_fields=["last_used_at"],
-    )
+    try:
+        with transaction.atomic():
+            ConnectedClient.objects.bulk_create(
+                [ConnectedClient(user_id=user_id, application_id=application_id, last_used_at=timezone.now())],
+                update_conflicts=True,
+                unique_fields=["user", "application"],
+                update_fields=["last_used_at"],
+            )
+    except IntegrityError:  # the client or the user was deleted since its token was checked: nothing to note
+        pass
