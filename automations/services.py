@@ -198,12 +198,13 @@ def chat_widget_url(automation: Automation) -> str | None:
 
 
 def public_urls(automation: Automation) -> list[tuple[str, str]]:
-    """The URLs its trigger was given, labelled, as the import command and `make run` print them."""
+    """The URLs its trigger was given, labelled. Every public URL of an automation, the pages' own among them
+    (approval link, chat embed tag), is listed by interfaces/public_urls.py, which builds on these."""
     labelled = (
-        ("webhook URL:    ", hook_url(automation)),
-        ("web service URL:", web_service_url(automation)),
-        ("form URL:       ", form_url(automation)),
-        ("chat widget URL:", chat_widget_url(automation)),
+        ("webhook URL", hook_url(automation)),
+        ("web service URL", web_service_url(automation)),
+        ("form URL", form_url(automation)),
+        ("chat widget URL", chat_widget_url(automation)),
     )
     return [(label, url) for label, url in labelled if url]
 

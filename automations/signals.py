@@ -17,6 +17,10 @@ serves them (interfaces), through `answer()`:
   answers the message as the step's output, or None if it is gone.
 - url_origin(purpose, owner_id): the origin of an owner's URL of that
   purpose ("https://host", a white-label domain), or None for BASE_URL.
+- public_urls(automation): every public URL the automation has, as lines
+  to print ("webhook URL:     https://..."), its approval link made first
+  when a step asks for approvals; the one list is the pages' own
+  (interfaces/public_urls.py). None when no app answers.
 
 sweep is sent by the one sweeper (automations.runs.sweep) after it has
 queued due runs and given back lost ones: an app that holds work meant to
@@ -41,6 +45,7 @@ LIFECYCLE = (turned_on, turned_off, updated, reset, deleted)
 place_approval_item = Signal()
 chat_reply = Signal()
 url_origin = Signal()
+public_urls = Signal()
 
 sweep = Signal()
 

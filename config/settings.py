@@ -387,7 +387,8 @@ OAUTH_UNUSED_CLIENT_SECONDS = env_int("OAUTH_UNUSED_CLIENT_SECONDS", 86400, mini
 # Browser origins allowed to call {MCP_URL}/mcp (DNS-rebinding protection): a request with an Origin header
 # not listed here gets 403. Requests without Origin (agents, the SDK's client) are not browsers and pass.
 # A web process remembers a valid access token this long (the token check is a query per MCP request): a
-# revocation or a withdrawn "MCP Tools" permission takes effect within it. 0: every request asks the database.
+# withdrawn "MCP Tools" permission takes effect within it; a revocation at once, every process reading its mark in
+# the shared cache (mcp_auth/revocations.py). 0: every request asks the database.
 MCP_TOKEN_CHECK_SECONDS = env_int("MCP_TOKEN_CHECK_SECONDS", 2, minimum=0, maximum=60)
 MCP_ALLOWED_ORIGINS = [origin.rstrip("/") for origin in env_list("MCP_ALLOWED_ORIGINS", [MCP_URL])]
 

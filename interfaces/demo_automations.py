@@ -8,7 +8,9 @@ next start.
 The demos: record and answer (webhook and web service), an approval flow
 whose approval link is printed too (its queue is made at once, so the link
 works before the first item arrives), a contact form that asks its visitor
-one more question on the session page, and a chat widget that answers.
+one more question on the session page, and a chat widget that answers, with
+the tag that embeds it. Each one's URLs are printed as import_automation
+prints them (interfaces/public_urls.py).
 """
 
 import json
@@ -27,10 +29,9 @@ OWNER = "admin"
 def ensure_demo_automation(out=sys.stdout) -> None:
     _ensure(DOCUMENT, out)
     approval_demo = _ensure(APPROVAL_DOCUMENT, out)
-    _print_approval_link(approval_demo, out)
+    _print_approval_hint(approval_demo, out)
     _ensure(FORM_DOCUMENT, out)
-    chat_demo = _ensure(CHAT_DOCUMENT, out)
-    _print_embed_snippet(chat_demo, out)
+    _ensure(CHAT_DOCUMENT, out)
 
 
 def _ensure(document: Path, out):
@@ -38,6 +39,7 @@ def _ensure(document: Path, out):
 
     from automations import services, triggers
     from automations.models import Automation
+    from interfaces import public_urls
 
     name = json.loads(document.read_text(encoding="utf-8"))["name"]
     existing = Automation.objects.filter(owner__username=OWNER, name=name).first()
@@ -50,34 +52,19 @@ def _ensure(document: Path, out):
         # Sealed under another SECRET_KEY or URL_KEY_SECRET, its keys no longer work: demo data gets new ones.
         services.issue_new_urls(automation=existing)
         out.write("  its URLs were made under another SECRET_KEY or URL_KEY_SECRET: new ones issued\n")
-    for label, url in services.public_urls(existing):
-        out.write(f"{label} {url}\n")
+    public_urls.prepare(existing)  # an approval link made under another secret is issued anew, as the URLs above
+    for line in public_urls.printed(public_urls.public_urls(existing)):
+        out.write(f"{line}\n")
     return existing
 
 
-def _print_approval_link(automation, out) -> None:
+def _print_approval_hint(automation, out) -> None:
     from automations import services
-    from interfaces.approvals import queues
-    from publickeys.services import issue_key
 
-    queue = queues.queue_of(automation)
-    if (url := queues.approval_url(queue)) is None:  # made under another secret, as _ensure's URLs may be
-        issue_key(purpose=queues.PURPOSE, target=queue)
-        url = queues.approval_url(queue)
-    out.write(f"approval link:   {url}\n")
     out.write(
         '  ask for an approval: curl -d \'{"order": 42, "customer": "Ada", "amount": 30}\' '
         f"{services.hook_url(automation)}\n"
     )
-
-
-def _print_embed_snippet(automation, out) -> None:
-    from automations import services
-
-    url = services.chat_widget_url(automation)
-    if url:
-        base, _, key = url.rpartition("/")
-        out.write(f'  put the chat on any page: <script src="{base}/embed.js?key={key}" defer></script>\n')
 
 
 def main() -> None:

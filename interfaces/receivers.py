@@ -1,5 +1,6 @@
 """What the pages answer when automations asks or tells (automations/signals.py), connected in AppConfig.ready()."""
 
+from interfaces import public_urls as listing
 from interfaces.approvals import queues
 from interfaces.chat import conversations
 from interfaces.forms import selectors, uploads
@@ -20,6 +21,11 @@ def chat_reply(sender, *, conversation_id: str, text: str, **_) -> dict | None:
 
 def url_origin(sender, *, purpose: str, owner_id: int, **_) -> str | None:
     return domains.public_base_url(owner_id) if purpose in ON_OWNERS_DOMAIN else None
+
+
+def public_urls(sender, *, automation, **_) -> list[str]:
+    listing.prepare(automation)
+    return listing.printed(listing.public_urls(automation))
 
 
 def delete_files(sender, *, automation, **_) -> None:

@@ -5,6 +5,7 @@ swapped): its AccessToken and RefreshToken carry the RFC 8707 `resource`
 that binds a token to this MCP server.
 """
 
+from django.conf import settings
 from django.db import models
 
 MCP_TOOLS_PERMISSION = "mcp_auth.use_mcp_tools"
@@ -90,3 +91,27 @@ class SpentCode(models.Model):
 
     def __str__(self) -> str:
         return f"code spent at {self.spent_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ConnectedClient(models.Model):
+    """When a user connected a client, and when the client last used the MCP server for them.
+
+    connected_at is the code exchange that started the connection (a later
+    approval while it is still connected keeps the date); it is empty for
+    tokens not issued through the consent page (made in admin or a shell).
+    last_used_at is written at most once a minute per token in each process
+    (mcp_auth/connections.py record_use). Whether a client is connected is
+    told by its live tokens, never by this row.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    application = models.ForeignKey("oauth2_provider.Application", on_delete=models.CASCADE, related_name="+")
+    connected_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "connected client"
+        constraints = [models.UniqueConstraint(fields=["user", "application"], name="one_connection_per_client")]
+
+    def __str__(self) -> str:
+        return f"client {self.application_id} of user {self.user_id}"

@@ -20,7 +20,7 @@ from oauth2_provider import views as toolkit
 
 from edge import json_bodies, limits
 from edge.clients import client_address
-from mcp_auth import metadata, registration
+from mcp_auth import connections, metadata, registration
 from mcp_auth.cors import open_to_any_origin
 from overrides.oauth_token_view import TokenViewWithoutSignal
 
@@ -143,8 +143,9 @@ class TokenView(TokenViewWithoutSignal):
     def authorization_flow_token_response(self, request, *args, **kwargs):
         """The toolkit's answer (overrides/oauth_token_view.py), in JSON whatever went wrong.
 
-        A client's first token is recorded when a code is exchanged; a
-        refresh grant implies one was, so refreshes pay for no extra query.
+        A client's first token, and the start of its connection to the user,
+        are recorded when a code is exchanged; a refresh grant implies one
+        was, so refreshes pay for no extra query.
         """
         response = super().authorization_flow_token_response(request, *args, **kwargs)
         if not response["Content-Type"].startswith("application/json"):
@@ -153,7 +154,9 @@ class TokenView(TokenViewWithoutSignal):
             response["Cache-Control"] = "no-store"
         if response.status_code == 200 and request.POST.get("grant_type") == "authorization_code":
             token = json.loads(response.content).get("access_token", "")
-            registration.mark_used(access_token_checksum=hashlib.sha256(token.encode()).hexdigest())
+            checksum = hashlib.sha256(token.encode()).hexdigest()
+            registration.mark_used(access_token_checksum=checksum)
+            connections.record_connection(access_token_checksum=checksum)
         return response
 
 

@@ -11,9 +11,14 @@ checksum, expiry, the application's state), then its resource binding and
 its user's "MCP Tools" permission here. Each MCP request is one HTTP
 request, so the check runs on every call: a process remembers a valid token
 for MCP_TOKEN_CHECK_SECONDS (2 s; 0 turns this off), since the queries were
-the largest cost of a tools/list. Expiry is still checked on every request;
-a revocation or a withdrawn permission takes effect within that window
-(docs/mcp.md).
+the largest cost of a tools/list. Expiry is still checked on every request,
+and so is revocation, by one read of the shared cache (mcp_auth/revocations.py):
+a revoked token is refused by every process once its revocation commits. A
+withdrawn permission takes effect within the window (docs/mcp.md).
+
+Each token's use is recorded for its user's page of connected agents at most
+once a minute in each process (USE_RECORD_SECONDS): one upsert, not a write
+per request.
 """
 
 import hashlib
@@ -25,11 +30,15 @@ from oauth2_provider.settings import oauth2_settings
 from oauthlib.common import Request as OAuthRequest
 
 from edge import process_cache
+from mcp_auth import connections, revocations
 from mcp_auth.models import MCP_TOOLS_PERMISSION
 
 # Valid tokens this process checked lately, by checksum: (Bearer, expires). Only valid ones: a flood of bad tokens
 # costs queries, not memory.
 _valid = process_cache.named("mcp_auth.valid_tokens", max_size=10_000)
+# Tokens whose use this process recorded lately, by checksum.
+_recorded = process_cache.named("mcp_auth.recorded_uses", max_size=10_000)
+USE_RECORD_SECONDS = 60
 
 TOOLS_SCOPE = "mcp:tools"
 BUILDER_SCOPE = "mcp:automation_builder"
@@ -37,10 +46,11 @@ BUILDER_SCOPE = "mcp:automation_builder"
 
 @dataclass(frozen=True)
 class Bearer:
-    """A request's valid token: its user and granted scopes."""
+    """A request's valid token: its user, granted scopes and client."""
 
     user: object
     scopes: frozenset[str]
+    application_id: int
 
 
 @dataclass(frozen=True)
@@ -135,7 +145,10 @@ def authenticate(*, authorization: str | None) -> Bearer | Refusal:
     checksum = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
     held = _valid.get(checksum)
     if held is not None and timezone.now() < held[1]:
-        return held[0]
+        if not revocations.is_marked(checksum):
+            _note_use(checksum, held[0])
+            return held[0]
+        _valid.pop(checksum)  # revoked since, perhaps by another process: the database says
     # django-oauth-toolkit's own check: the token's row, not expired, its application still usable, and an audience
     # check that lets unbound tokens pass, which the exact one below refuses.
     request = OAuthRequest(resource_uris()[1])
@@ -146,7 +159,14 @@ def authenticate(*, authorization: str | None) -> Bearer | Refusal:
         return invalid_token()
     if not user.has_perm(MCP_TOOLS_PERMISSION):  # directly, by a group, or as a superuser
         return no_permission()
-    found = Bearer(user=user, scopes=frozenset(access.scope.split()))
+    found = Bearer(user=user, scopes=frozenset(access.scope.split()), application_id=access.application_id)
     if settings.MCP_TOKEN_CHECK_SECONDS:
         _valid.set(checksum, (found, access.expires), seconds=settings.MCP_TOKEN_CHECK_SECONDS)
+    _note_use(checksum, found)
     return found
+
+
+def _note_use(checksum: str, found: Bearer) -> None:
+    if _recorded.get(checksum) is None:
+        _recorded.set(checksum, True, seconds=USE_RECORD_SECONDS)  # before the write: one thread writes
+        connections.record_use(user_id=found.user.pk, application_id=found.application_id)

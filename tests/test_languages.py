@@ -54,3 +54,16 @@ def test_the_account_pages_are_german_too(client, settings):
         ("/", "Die öffentlichen URLs, die es bereitstellt"),
     ]:
         assert text in client.get(path, HTTP_ACCEPT_LANGUAGE="de").content.decode(), path
+
+
+def test_every_text_in_the_translations_has_its_german_and_none_is_fuzzy():
+    """makemessages marks a changed text fuzzy and adds new ones empty: each must be translated before it ships."""
+    import re
+
+    from django.conf import settings
+
+    text = (settings.BASE_DIR / "locale" / "de" / "LC_MESSAGES" / "django.po").read_text(encoding="utf-8")
+    entries = [entry for entry in text.split("\n\n")[1:] if not entry.lstrip().startswith("#~")]
+    fuzzy = [entry for entry in entries if re.search(r"^#,.*\bfuzzy\b", entry, re.M)]
+    empty = [entry for entry in entries if re.search(r'^msgstr(\[\d\])? ""$(?!\n")', entry, re.M)]
+    assert not fuzzy and not empty, (fuzzy + empty)[:3]

@@ -66,15 +66,86 @@ def test_it_refuses_a_revoked_token(client, agent_user, settings):
     assert 'error="invalid_token"' in response["WWW-Authenticate"]
 
 
-def test_a_revocation_takes_effect_once_the_check_window_passes(client, agent_user):
-    from edge import process_cache
+def test_a_remembered_token_is_refused_as_soon_as_its_revocation_commits(
+    client, agent_user, django_capture_on_commit_callbacks
+):
+    from mcp_server import bearer
 
     raw, row = issue_token(agent_user)
     assert list_tools(client, raw).status_code == 200
-    row.revoke()
-    assert list_tools(client, raw).status_code == 200  # remembered for MCP_TOKEN_CHECK_SECONDS
-    process_cache.reset_all()  # the window passing
+    remembered = bearer._valid.get(row.token_checksum)
+    assert remembered is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        row.revoke()  # as another process would: this process's memory is left as it was
+    assert bearer._valid.get(row.token_checksum) == remembered
+    response = list_tools(client, raw)
+    assert response.status_code == 401 and 'error="invalid_token"' in response["WWW-Authenticate"]
+    assert bearer._valid.get(row.token_checksum) is None
+
+
+def test_a_revocation_rolled_back_leaves_the_token_working(client, agent_user, django_capture_on_commit_callbacks):
+    from django.db import transaction
+
+    raw, row = issue_token(agent_user)
+    token_id = row.pk
+    assert list_tools(client, raw).status_code == 200
+    with django_capture_on_commit_callbacks(execute=True) as marks:
+        try:
+            with transaction.atomic():
+                row.revoke()
+                raise RuntimeError("rolled back")
+        except RuntimeError:
+            pass
+    assert marks == [] and AccessToken.objects.filter(pk=token_id).exists()
+    assert list_tools(client, raw).status_code == 200
+
+
+def test_without_the_shared_cache_a_remembered_token_is_checked_in_the_database(client, agent_user, monkeypatch):
+    from django.core.cache import cache
+
+    raw, row = issue_token(agent_user)
+    assert list_tools(client, raw).status_code == 200
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("Redis is down")
+
+    monkeypatch.setattr(cache, "get", unreachable)
+    assert list_tools(client, raw).status_code == 200
+    row.revoke()  # no mark reaches the cache; the database still knows
     assert list_tools(client, raw).status_code == 401
+
+
+def test_a_remembered_token_costs_no_query_and_one_cache_read(agent_user, django_assert_num_queries, monkeypatch):
+    from django.core.cache import cache
+
+    from mcp_server import bearer
+
+    raw, _ = issue_token(agent_user)
+    assert isinstance(bearer.authenticate(authorization=f"Bearer {raw}"), bearer.Bearer)
+    reads = []
+    real_get = cache.get
+    monkeypatch.setattr(cache, "get", lambda key, *args, **kwargs: reads.append(key) or real_get(key, *args, **kwargs))
+    with django_assert_num_queries(0):
+        assert isinstance(bearer.authenticate(authorization=f"Bearer {raw}"), bearer.Bearer)
+    assert len(reads) == 1
+
+
+def test_a_tokens_use_is_recorded_at_most_once_a_minute_in_a_process(client, agent_user, manual_clock):
+    from mcp_auth.models import ConnectedClient
+    from mcp_server import bearer
+
+    bearer._recorded.clock = manual_clock
+    raw, row = issue_token(agent_user)
+    assert list_tools(client, raw).status_code == 200
+    first = ConnectedClient.objects.get(user=agent_user, application=row.application)
+    assert first.last_used_at is not None and first.connected_at is None
+    manual_clock.now += 59
+    assert list_tools(client, raw).status_code == 200
+    assert ConnectedClient.objects.get(pk=first.pk).last_used_at == first.last_used_at
+    manual_clock.now += 1
+    assert list_tools(client, raw).status_code == 200
+    assert ConnectedClient.objects.get(pk=first.pk).last_used_at > first.last_used_at
+    assert ConnectedClient.objects.count() == 1
 
 
 def test_a_remembered_token_still_expires_on_time(client, agent_user):

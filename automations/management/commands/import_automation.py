@@ -6,7 +6,7 @@ import sys
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from automations import jsonsafe, services
+from automations import jsonsafe, services, signals
 from automations.definition import InvalidDefinition
 from automations.models import Automation
 from automations.triggers import TriggerRefused
@@ -15,7 +15,7 @@ from automations.triggers import TriggerRefused
 class Command(BaseCommand):
     help = (
         "Create or update (by owner and name) an automation from a definition document (- reads standard input) "
-        "and print its webhook and web service URLs."
+        "and print every public URL it has (webhook, web service, form, chat widget and its embed tag, approval link)."
     )
 
     def add_arguments(self, parser):
@@ -57,8 +57,12 @@ class Command(BaseCommand):
                     f"{verb} automation {automation.pk} {name!r}, left off: its trigger refused: {refusal}"
                 ) from None
         self.stdout.write(f"{verb} automation {automation.pk} {name!r} ({'on' if automation.enabled else 'off'})")
-        for label, url in services.public_urls(automation):
-            self.stdout.write(f"{label} {url}")
+        # Every URL the pages serve it too (approval link, chat embed tag): the pages' list (automations/signals.py).
+        lines = signals.answer(signals.public_urls, automation=automation)
+        if lines is None:
+            lines = [f"{label + ':':<16} {url}" for label, url in services.public_urls(automation)]
+        for line in lines:
+            self.stdout.write(line)
 
     def _read(self, file):
         try:

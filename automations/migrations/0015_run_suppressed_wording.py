@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("automations", "0013_run_retry_of"),
+        ("automations", "0014_run_trigger_key"),
     ]
 
     operations = [
