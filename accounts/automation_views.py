@@ -18,6 +18,7 @@ from automations import selectors, services, triggers
 from automations.definition import InvalidDefinition
 from automations.models import Automation
 from automations.triggers import TriggerRefused
+from interfaces import public_urls
 from interfaces.templatetags.pages import pretty_json
 
 # The largest definition document the pages take: 100 steps of generous settings fit many times over.
@@ -48,7 +49,9 @@ def automation_page(request: HttpRequest, automation_id: int) -> HttpResponse:
     context = {
         "automation": automation,
         "trigger_type": triggers.of(automation).TYPE,
-        "urls": owned.urls_of(automation),
+        "urls": public_urls.public_urls(automation),
+        # The keys its trigger issues can be renewed here; the embed tag goes with the chat widget's key.
+        "renewable": triggers.of(automation).URLS,
         "document": selectors.document_of(automation),
         "kept": owned.kept_deliveries(automation),
     }
@@ -102,6 +105,7 @@ def definition(request: HttpRequest, automation_id: int) -> HttpResponse:
         document = _document_from(text)
         name = owned.name_in(document)
         services.update_automation(automation=automation, definition=document, name=name or None)
+        public_urls.prepare(automation)  # an approval step added: its link can be handed out at once
     except owned.NotADocument as error:
         return _definition_page(request, automation, text, [_("Not JSON: %(where)s") % {"where": error}])
     except InvalidDefinition as invalid:
@@ -159,6 +163,7 @@ def import_document(request: HttpRequest) -> HttpResponse:
         if problem := owned.name_problem(name):
             raise InvalidDefinition([f"$.name: {problem}"])
         automation = services.create_automation(owner=request.user, name=name, definition=document)
+        public_urls.prepare(automation)
     except owned.NotADocument as error:
         return _import_page(request, text, [_("Not JSON: %(where)s") % {"where": error}])
     except InvalidDefinition as invalid:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db.models import OuterRef, Subquery
 from django.utils.translation import gettext_lazy as _
 
-from automations import jsonsafe, selectors, services
+from automations import jsonsafe, selectors
 from automations.models import Automation, Run
 from hooks.models import Delivery
 
@@ -105,14 +105,3 @@ def name_problem(name: str) -> str | None:
     if len(name) > longest or jsonsafe.unstorable(name):
         return str(_("a name is text of at most %(longest)s characters") % {"longest": longest})
     return None
-
-
-def urls_of(automation: Automation) -> list[tuple[str, str, str]]:
-    """Its trigger's public URLs as (purpose, label, URL), for the copy buttons and the renew forms."""
-    found = (
-        ("webhook", _("Webhook URL"), services.hook_url(automation)),
-        ("web_service", _("Web service URL"), services.web_service_url(automation)),
-        ("form", _("Form URL"), services.form_url(automation)),
-        ("chat_widget", _("Chat widget URL"), services.chat_widget_url(automation)),
-    )
-    return [(purpose, label, url) for purpose, label, url in found if url]

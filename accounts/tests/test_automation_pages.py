@@ -249,3 +249,30 @@ def test_an_uploaded_file_that_is_not_utf8_is_refused(signed_in, owner):
     upload = SimpleUploadedFile("a.json", b"\xff\xfe{}", content_type="application/json")
     response = signed_in.post(reverse("account-import"), {"file": upload})
     assert response.status_code == 400 and "not UTF-8" in response.content.decode()
+
+
+def test_a_chat_automation_shows_its_embed_tag_and_an_approval_one_its_link(signed_in, owner):
+    from automations import services
+    from interfaces.approvals import queues
+    from interfaces.public_urls import embed_tag
+    from interfaces.tests.support import ASK_THEN_RECORD
+
+    chat = services.create_automation(
+        owner=owner, name="Chat", definition={"trigger": {"type": "chat"}, "steps": []}, enabled=True
+    )
+    html = signed_in.get(page(chat)).content.decode()
+    assert markup_escape(embed_tag(services.chat_widget_url(chat))) in html
+    assert html.count('name="purpose" value="chat_widget"') == 1  # the tag goes with the widget's key
+    document = {"name": "Refunds", "trigger": {"type": "webhook"}, "steps": ASK_THEN_RECORD}
+    signed_in.post(reverse("account-import"), {"document": json.dumps(document)})
+    refunds = Automation.objects.get(name="Refunds")
+    html = signed_in.get(page(refunds)).content.decode()
+    link = queues.approval_url(queues.queue_of(refunds))
+    assert f'value="{markup_escape(link)}"' in html  # at once, before any item was placed
+    assert 'value="approval_queue"' not in html  # its link is not one the page renews
+
+
+def markup_escape(text: str) -> str:
+    from django.utils.html import escape
+
+    return escape(text)
