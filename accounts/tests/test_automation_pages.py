@@ -276,3 +276,33 @@ def markup_escape(text: str) -> str:
     from django.utils.html import escape
 
     return escape(text)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_renewing_a_url_while_webhooks_arrive_on_it_loses_none_it_accepted(
+    client, owner, make_automation, hooks_client
+):
+    """Each webhook on the old URL is either accepted and kept (200, its delivery stored) or refused (404): none
+    is answered 200 and lost, whether it came before, during or after the renewal."""
+    from automations import services
+    from hooks.models import Delivery
+    from publickeys import selectors as key_selectors
+    from tests.races import at_once
+
+    automation = make_automation([{"id": "answer", "kind": "respond"}], enabled=False)  # deliveries are kept
+    old = _path(services.hook_url(automation))
+    client.force_login(owner)
+
+    def send_ten():  # one sender: the test's hooks process serves one event loop at a time
+        return [hooks_client.post(old, b'{"n": 1}', content_type="application/json").status_code for _ in range(10)]
+
+    def renew():
+        client.post(page(automation, "account-renew-url"), {"purpose": "webhook"})
+        return "renewed"
+
+    ended = at_once(send_ten, renew)
+    answers = next(result for result in ended if result != "renewed")
+    assert set(answers) <= {200, 404} and len(answers) == 10
+    assert Delivery.objects.filter(automation=automation).count() == answers.count(200)
+    key_selectors.forget_keys()  # past the hooks process's memory of the old key
+    assert hooks_client.post(old, b"{}", content_type="application/json").status_code == 404
