@@ -5,13 +5,15 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts import agents as rules
 
 
-@login_required
 @require_safe
+@never_cache
+@login_required
 def agent_list(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/agents.html", {"agents": rules.agents_of(user=request.user)})
 

@@ -50,6 +50,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         # The link a waiting run's person answers at, rendered from the key's id (never stored in clear).
         "waiting_link": key_selectors.link_of_key_id(waiting_for.get("public_key_id")) if waiting_for else None,
         "can_retry": run.status in runs.RETRIED_BY_HAND,
+        "not_retried": runs.why_not_retried(run) if run.status in runs.RETRIED_BY_HAND else None,
     }
     return render(request, "accounts/run.html", context)
 
@@ -65,7 +66,7 @@ def retry(request: HttpRequest, run_id: int) -> HttpResponse:
     except runs.NotRetried as refusal:
         messages.error(request, _("Not retried: %(reason)s.") % {"reason": refusal})
         return redirect("account-run", run_id=run.pk)
-    if run.automation.enabled or run.source not in runs.DELIVERED:
+    if run.automation.enabled:
         messages.success(request, _("Retried: this is the new attempt."))
     else:
         messages.success(request, _("Retried: the new attempt starts when the automation is turned on."))

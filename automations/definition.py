@@ -4,6 +4,7 @@ Admin, import/export and (later) the MCP builder tools all read and write
 this document; docs/automations.md describes it.
 """
 
+import itertools
 from functools import cache
 
 from jsonschema import Draft202012Validator
@@ -13,6 +14,8 @@ from automations.steps import kinds
 
 STEP_ID = r"^[a-z][a-z0-9_]{0,39}$"
 MAX_STEPS = 100
+# Errors listed at most: a person fixes a document a few at a time, and a hostile one could have millions.
+MAX_ERRORS = 100
 
 
 class InvalidDefinition(ValueError):
@@ -98,6 +101,9 @@ def errors(document) -> list[str]:
     """
     if problems := [f"{json_path(path)}: {problem}" for path, problem in jsonsafe.unstorable(document)]:
         return problems
+    steps = document.get("steps") if isinstance(document, dict) else None
+    if isinstance(steps, list) and len(steps) > MAX_STEPS:  # checking each of a million steps helps nobody
+        return [f"$.steps: {len(steps)} steps, more than the {MAX_STEPS} a definition may have"]
     found = _located(Draft202012Validator(schema()), document)
     if not isinstance(document, dict):
         return [message for _, message in found]
@@ -105,7 +111,6 @@ def errors(document) -> list[str]:
     type_ = trigger.get("type") if isinstance(trigger, dict) else None
     if isinstance(type_, str) and type_ in triggers.types():
         found += _own_errors(_trigger_validator(type_), triggers.types()[type_], trigger, ("trigger",))
-    steps = document.get("steps")
     seen: set[str] = set()
     for index, step in enumerate(steps[:MAX_STEPS] if isinstance(steps, list) else []):
         if not isinstance(step, dict):
@@ -125,7 +130,8 @@ def errors(document) -> list[str]:
         if isinstance(step_id, str):
             seen.add(step_id)
     found.sort(key=lambda error: _in_document_order(error[0]))  # stable: one place's errors keep their order
-    return [f"{json_path(path)}: {message}" for path, message in found]
+    shown = [f"{json_path(path)}: {message}" for path, message in found[:MAX_ERRORS]]
+    return shown + ([f"$: and {len(found) - MAX_ERRORS} more errors"] if len(found) > MAX_ERRORS else [])
 
 
 _TOP = {"name": 0, "trigger": 1, "steps": 2, "settings": 3}
@@ -140,7 +146,9 @@ def _in_document_order(path: list) -> tuple:
 
 
 def _located(validator, document, prefix=()) -> list[tuple[list, str]]:
-    return [([*prefix, *error.absolute_path], error.message) for error in validator.iter_errors(document)]
+    """The validator's errors, at most MAX_ERRORS + 1 of them: enough to say that more followed."""
+    errors = itertools.islice(validator.iter_errors(document), MAX_ERRORS + 1)
+    return [([*prefix, *error.absolute_path], error.message) for error in errors]
 
 
 def _own_errors(validator, module, settings: dict, prefix: tuple) -> list[tuple[list, str]]:

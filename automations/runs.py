@@ -207,29 +207,49 @@ class NotRetried(ValueError):
 RETRIED_BY_HAND = (Run.Status.FAILED, Run.Status.ABANDONED)
 
 
+def why_not_retried(run: Run) -> str | None:
+    """Why its owner cannot retry this run by hand, or None when they can: the rules of the automatic retry.
+
+    Only a delivery's run: a web service caller, a form's visitor or a chat's visitor waited for theirs, and a
+    new attempt would answer nobody, wait on a session nobody holds, or speak again in an old conversation. Not
+    after a wait: the run acted on what a person answered, and starting over would ask them again.
+    """
+    if run.status not in RETRIED_BY_HAND:
+        return str(_("only a failed or abandoned run can be retried"))
+    if run.source not in DELIVERED:
+        return str(_("only a webhook's run can be retried: whoever started this one waited for its answer"))
+    if not run.steps and not run.trigger:
+        return str(_("it failed before its first step, with no trigger data to start again from"))
+    if any(isinstance(record, dict) and "waited_for" in record for record in run.steps):
+        return str(_("it acted on a person's answer: a new attempt would ask them again"))
+    return None
+
+
 def retry_by_hand(*, run_id: int, automation_id: int) -> Run:
-    """Its owner's retry of a failed or abandoned run: a new attempt with the same trigger data, queued now.
+    """Its owner's retry of a failed or abandoned run of a delivery: a new attempt with the same trigger data (and
+    the key its URL carried), queued now.
 
     Like n8n's "Retry with currently saved workflow": the automation's definition as it is now, from the first
     step. Only the latest attempt of a trigger event is retried, once: the first attempt's row is locked while the
-    attempts are read, so two clicks (or a click racing an automatic retry) never make two. The retry of a
-    delivery waits, as the delivery would, while its automation is off. Raises NotRetried saying why not.
+    attempts are read, so two clicks (or a click racing an automatic retry, committed with its run's failure)
+    never make two. The automation's row is held too, so a delete waits for the retry or the retry finds it
+    gone. The retry waits, as the delivery would, while its automation is off. Raises NotRetried saying why not.
     """
     with transaction.atomic():
+        if not Automation.objects.select_for_update(no_key=True).filter(pk=automation_id).exists():
+            raise NotRetried(_("no such run"))
         run = Run.objects.select_related("automation").filter(pk=run_id, automation_id=automation_id).first()
         if run is None:
             raise NotRetried(_("no such run"))
         first = run.retry_of_id or run.pk
         Run.objects.select_for_update().filter(pk=first).first()
-        if run.status not in RETRIED_BY_HAND:
-            raise NotRetried(_("only a failed or abandoned run can be retried"))
-        if not run.steps and not run.trigger:
-            raise NotRetried(_("it failed before its first step, with no trigger data to start again from"))
+        if reason := why_not_retried(run):
+            raise NotRetried(reason)
         attempts = Run.objects.filter(Q(pk=first) | Q(retry_of_id=first))
         if attempts.filter(attempt__gt=run.attempt).exists() or attempts.filter(pk__gt=run.pk).exists():
             raise NotRetried(_("a later attempt of this run exists: retry that one"))
         again = {"trigger": run.trigger, "source": run.source, "attempt": run.attempt + 1}
-        return queue(automation=run.automation, retry_of_id=first, **again)
+        return queue(automation=run.automation, retry_of_id=first, trigger_key_id=run.trigger_key_id, **again)
 
 
 def fail(run: Run, claim: uuid.UUID | None, reason: str) -> bool:

@@ -42,6 +42,10 @@ def revoke_exposed(*, token: str) -> bool:
     return True
 
 
+MAX_TOKEN_CHARS = 255
+MAX_TOKENS_CHECKED = 4
+
+
 class RevokeTokensInUrlsMiddleware:
     """Revokes every token named in a request's query string (PARAMETERS, names compared case aside)."""
 
@@ -50,10 +54,11 @@ class RevokeTokensInUrlsMiddleware:
 
     def __call__(self, request: HttpRequest):
         if request.META.get("QUERY_STRING"):
-            for name, values in request.GET.lists():
-                if name.lower() in PARAMETERS:
-                    for value in values:
-                        _revoke_logged(value)
+            named = {value for name, values in request.GET.lists() if name.lower() in PARAMETERS for value in values}
+            # A stranger's query may repeat the names a thousand times: each costs a lookup. Tokens this server
+            # issues are short; a handful of distinct ones is more than any client sends by mistake.
+            for value in sorted(value for value in named if 0 < len(value) <= MAX_TOKEN_CHARS)[:MAX_TOKENS_CHECKED]:
+                _revoke_logged(value)
         return self.get_response(request)
 
 

@@ -47,10 +47,15 @@
     });
   }
   document.querySelectorAll("form.fg-form").forEach(function (form) {
-    // The proof that this page's script ran (interfaces/forms/spam.py): the shown time, reversed.
+    // The proof that a person's browser acted on this page (interfaces/forms/spam.py): the shown time, reversed,
+    // written on the first trusted key, pointer or input event in the form (autofill fires input too), never
+    // by the page's load alone, which a headless robot gets for nothing.
     var shownInput = form.querySelector('input[name="fg-shown"]');
     var proof = form.querySelector('input[name="fg-proof"]');
-    if (shownInput && proof) { proof.value = shownInput.value.split("").reverse().join(""); }
+    var prove = function (event) {
+      if (event.isTrusted && shownInput && proof) { proof.value = shownInput.value.split("").reverse().join(""); }
+    };
+    ["keydown", "pointerdown", "input", "change"].forEach(function (kind) { form.addEventListener(kind, prove); });
     form.addEventListener("input", function () { update(form); });
     form.addEventListener("change", function () { update(form); });
   });

@@ -20,7 +20,7 @@ def test_an_invalid_field_names_its_help_and_error_and_keeps_the_value():
     assert not form.is_valid()
     html = _render(form, "email")
     assert 'class="field field--invalid field--required field--email"' in html
-    assert '<label for="id_email" class="field__label">Email</label>' in html
+    assert '<label for="id_email" class="field__label" dir="auto">Email</label>' in html
     assert 'aria-describedby="id_email_helptext id_email_error"' in html
     assert 'aria-invalid="true"' in html
     assert 'value="not-an-email"' in html
@@ -40,7 +40,7 @@ def test_a_checkbox_has_its_label_after_it_and_a_choice_group_a_legend():
     assert checkbox.index('type="checkbox"') < checkbox.index('<label for="id_agree"')
     radios = _render(form, "colour")
     assert "<legend" in radios and "Colour" in radios
-    assert '<label for="id_colour_0">Red</label>' in radios
+    assert '<label for="id_colour_0" dir="auto">Red</label>' in radios
     assert 'aria-describedby="id_colour_error"' in radios
 
 

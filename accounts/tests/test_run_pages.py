@@ -23,7 +23,8 @@ def signed_in(client, owner):
 
 def a_run(automation, status=Run.Status.FAILED, **fields) -> Run:
     defaults = {"trigger": {"body": {"order": 7}}, "steps": [{"id": "call", "kind": "respond", "status": "failed"}]}
-    return Run.objects.create(automation=automation, source="webhook", status=status, **{**defaults, **fields})
+    fields = {"source": "webhook", **defaults, **fields}
+    return Run.objects.create(automation=automation, status=status, **fields)
 
 
 # Failure paths first.
@@ -162,3 +163,30 @@ def test_deliveries_kept_while_off_are_listed_above_the_runs(signed_in, make_aut
     assert Delivery.objects.filter(automation=automation, status="pending").count() == 3
     html = signed_in.get(reverse("account-runs", args=[automation.pk])).content.decode()
     assert "3 deliveries wait for the automation to be turned on" in html
+
+
+@pytest.mark.parametrize("source", ["web_service", "form", "chat"])
+def test_a_run_whose_starter_waited_for_its_answer_is_not_retried_and_the_page_says_why(
+    signed_in, make_automation, source
+):
+    run = a_run(make_automation(), source=source)
+    with pytest.raises(runs.NotRetried, match="only a webhook's run"):
+        runs.retry_by_hand(run_id=run.pk, automation_id=run.automation_id)
+    html = signed_in.get(reverse("account-run", args=[run.pk])).content.decode()
+    assert "Not retried by hand" in html and "/retry" not in html
+
+
+def test_a_run_that_acted_on_a_persons_answer_is_not_retried(make_automation):
+    steps = [{"id": "ask", "kind": "approval", "status": "succeeded", "waited_for": {"kind": "approval"}}]
+    run = a_run(make_automation(), steps=steps)
+    with pytest.raises(runs.NotRetried, match="person's answer"):
+        runs.retry_by_hand(run_id=run.pk, automation_id=run.automation_id)
+
+
+def test_a_retry_keeps_the_key_its_url_carried(make_automation):
+    from publickeys.models import PublicKey
+
+    automation = make_automation(enabled=False)
+    key = PublicKey.objects.filter(target_id=automation.pk, purpose="webhook").first()
+    run = a_run(automation, trigger_key=key)
+    assert runs.retry_by_hand(run_id=run.pk, automation_id=automation.pk).trigger_key_id == key.pk

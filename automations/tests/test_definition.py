@@ -127,3 +127,9 @@ def test_errors_come_in_the_documents_order_with_step_ten_after_step_two():
 )
 def test_a_document_of_the_wrong_shapes_gets_errors_not_an_exception(document):
     assert errors(document)
+
+
+def test_a_document_with_too_many_steps_or_errors_is_answered_at_once_with_a_bounded_list():
+    assert errors(doc(*[0] * 400_000)) == ["$.steps: 400000 steps, more than the 100 a definition may have"]
+    many = errors(doc(*[{"id": "a", "kind": "respond", **{f"x{n}": 1 for n in range(300)}} for _ in range(100)]))
+    assert len(many) == 101 and many[-1].startswith("$: and ") and many[-1].endswith(" more errors")

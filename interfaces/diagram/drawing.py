@@ -262,11 +262,23 @@ def _url(value):
 
 
 def _value(value) -> str:
+    """A setting as its owner reads it: text as it is, anything else as indented JSON. Past MAX_VALUE_CHARS, JSON is
+    cut after its last whole line, never inside a number or a name, and "…" says that more followed."""
     if isinstance(value, str):
-        text = value
-    else:
-        text = json.dumps(_masked(value), ensure_ascii=False, indent=1 if isinstance(value, dict | list) else None)
-    return text if len(text) <= MAX_VALUE_CHARS else text[:MAX_VALUE_CHARS] + "…"
+        return value if len(value) <= MAX_VALUE_CHARS else value[:MAX_VALUE_CHARS] + "…"
+    text = json.dumps(_masked(value), ensure_ascii=False, indent=2 if isinstance(value, dict | list) else None)
+    if len(text) <= MAX_VALUE_CHARS:
+        return text
+    cut = text.rfind("\n", 0, MAX_VALUE_CHARS)
+    return (text[:cut] if cut > 0 else text[:MAX_VALUE_CHARS]) + "\n…"
+
+
+def other_owners(*, user, automation_uuid: str) -> Automation | None:
+    """For staff only: the automation of that uuid when it is another account's, to say where staff see it."""
+    parsed = parse_uuid(automation_uuid)
+    if parsed is None or not getattr(user, "is_staff", False):
+        return None
+    return Automation.objects.filter(uuid=parsed).exclude(owner=user).first()
 
 
 def _masked(value):

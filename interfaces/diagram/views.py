@@ -16,5 +16,8 @@ def automation_diagram(request: HttpRequest) -> HttpResponse:
     """/automation?uuid=<automation uuid>: the trigger and steps, with the latest run's state of each."""
     automation = drawing.automation_of(user=request.user, automation_uuid=request.GET.get("uuid", ""))
     if automation is None:
+        if theirs := drawing.other_owners(user=request.user, automation_uuid=request.GET.get("uuid", "")):
+            # Staff are told whose it is and where they see it; the diagram stays its owner's page.
+            return render(request, "interfaces/diagram_not_yours.html", {"automation": theirs}, status=404)
         return render(request, "interfaces/not_found.html", status=404)
     return render(request, "interfaces/diagram.html", {"diagram": drawing.build(automation)})

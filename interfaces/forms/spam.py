@@ -3,13 +3,16 @@
 - The honeypot: a robot that fills every input fills it; people never see it.
 - The signed time the page was shown at: only a real page load yields one,
   and a form sent without it, or with another form's, is shown again.
-- The page's script (static/forms.js) writes a proof beside it, which a
-  robot posting the page's hidden inputs as they are does not send.
+- The page's script (static/forms.js) writes a proof beside it on the
+  first trusted key, pointer or input event in the form (a browser's
+  autofill fires one), which a robot posting the page's hidden inputs as
+  they are does not send, nor a headless browser that only loads the page.
 - The rate limits per client and per form (edge/limits.py).
 
 Sending sooner than FORM_MIN_FILL_SECONDS after the page was shown is one
 signal among them, never a refusal on its own: a person whose browser fills
-a one-field form sends it within a second, with the script's proof. Only a
+a one-field form sends it within a second, with the script's proof (and no
+sooner than PROVEN_MIN_SECONDS, which no person beats). Only a
 form both that quick and without the proof (a robot, or a person with
 scripts off who sent it within the minimum) is shown again, keeping its
 answers, with a note to send it again; its shown time is kept, so the next
@@ -24,6 +27,8 @@ from django.core import signing
 HONEYPOT = "fg-website"  # field names of the list cannot hold a hyphen: no clash
 SHOWN = "fg-shown"
 PROOF = "fg-proof"
+# With the proof, a floor no person meets faster: autofill and a click take longer than this.
+PROVEN_MIN_SECONDS = 0.2
 _SALT = "interfaces.form-shown"
 _STALE_SECONDS = 24 * 3600
 
@@ -64,6 +69,7 @@ def filled_too_fast(data, scope: str) -> bool:
     shown_at = _shown_at(token, scope)
     if shown_at is None:
         return True
+    elapsed = time.time() - shown_at
     if data.get(PROOF) == script_proof(token):
-        return False
-    return time.time() - shown_at < settings.FORM_MIN_FILL_SECONDS
+        return elapsed < PROVEN_MIN_SECONDS
+    return elapsed < settings.FORM_MIN_FILL_SECONDS

@@ -67,8 +67,26 @@ def test_another_account_gets_404_as_for_an_unknown_uuid(client, make_automation
     assert automation.name.encode() not in theirs.content
 
 
-def test_staff_who_do_not_own_it_get_404_too(staff_client, make_automation):
-    assert staff_client.get(url(make_automation(STEPS))).status_code == 404
+def test_staff_who_do_not_own_it_get_404_and_are_told_whose_it_is_and_where_they_see_it(staff_client, make_automation):
+    automation = make_automation(STEPS, name="Paid signups")
+    response = staff_client.get(url(automation))
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "belongs to owner" in page and f"/admin/automations/automation/{automation.pk}/change/" in page
+    assert "flow__node" not in page  # the diagram stays its owner's page
+
+
+def test_an_account_that_is_not_staff_is_told_nothing_of_whose_it_is(client, make_automation, another_account):
+    client.force_login(another_account)
+    page = client.get(url(make_automation(STEPS))).content.decode()
+    assert "Another account" not in page and "/admin/" not in page
+
+
+def test_long_settings_are_cut_after_a_whole_line_never_inside_a_number():
+    value = drawing._value({"numbers": list(range(100_000, 100_400))})
+    assert value.endswith("\n…") and len(value) <= drawing.MAX_VALUE_CHARS + 2
+    shown = [line.strip().rstrip(",") for line in value.splitlines()[2:-1]]
+    assert all(len(number) == 6 for number in shown if number.isdigit()), shown[-3:]
 
 
 @pytest.mark.parametrize("shape", ["upper", "braces", "urn", "hex", "missing", "empty", "junk", "nul"])
