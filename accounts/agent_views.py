@@ -9,6 +9,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts import agents as rules
+from interfaces.pages import unavailable
 
 
 @require_safe
@@ -24,7 +25,7 @@ def disconnect(request: HttpRequest, agent_id: int) -> HttpResponse:
     """POST with the CSRF token; another person's client, or no client, is 404, as the page never listed it."""
     outcome, agent = rules.disconnect(user=request.user, agent_id=agent_id)
     if outcome is rules.Outcome.NOT_FOUND:
-        return render(request, "interfaces/not_found.html", status=404)
+        return unavailable(request, "page")
     if outcome is rules.Outcome.DISCONNECTED:
         name = agent.name or _("An unnamed client")
         messages.success(request, _("%(name)s is disconnected: its tokens no longer work.") % {"name": name})

@@ -60,7 +60,7 @@ def moderation(request: HttpRequest) -> HttpResponse:
         return too_many(request, wait)
     queue = queues.queue_for_key(request.GET.get("queue", ""))
     if queue is None:
-        return unavailable(request)
+        return unavailable(request, "approval")
     notice, status = _decided_notice(queue, request.GET.get("decided", "")), 200
     if request.method == "POST":
         form = DecisionForm(request.POST)

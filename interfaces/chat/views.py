@@ -18,6 +18,7 @@ from edge.errors import TooManyRequests
 from edge.json_bodies import JSONBodyParser
 from edge.page_headers import framed_by
 from interfaces.chat import conversations, tokens
+from interfaces.pages import gone_context
 from interfaces.typed_text import has_control_characters
 
 
@@ -100,8 +101,8 @@ def widget_page(request: HttpRequest, key: str) -> HttpResponse:
     if wait is not None:
         response = render(request, "interfaces/chat_too_many.html", {"title": widget and widget.title}, status=429)
         response["Retry-After"] = str(wait)
-    elif widget is None:
-        raise Http404()
+    elif widget is None:  # in the chat's own words, as every kind of key that leads nowhere
+        response = render(request, "interfaces/chat_gone.html", gone_context("chat"), status=404)
     elif not widget.automation.enabled:
         response = render(request, "interfaces/chat_unavailable.html", {"title": widget.title}, status=503)
     else:
@@ -125,9 +126,11 @@ def embed_script(request: HttpRequest) -> HttpResponse:
     """The script a site's page loads with one tag: a launcher button and the widget's frame."""
     key = request.GET.get("key", "")
     widget = _widget_or_404(request, key)
-    body = render(request, "interfaces/chat_embed.js", {"title": widget.title}).content
+    available = widget.automation.enabled
+    body = render(request, "interfaces/chat_embed.js", {"title": widget.title, "available": available}).content
     response = HttpResponse(body, content_type="text/javascript; charset=utf-8")
-    response["Cache-Control"] = "public, max-age=300"
+    # A paused chat's button says so until its owner turns it on again, and then it should invite at once.
+    response["Cache-Control"] = "public, max-age=300" if available else "no-cache"
     patch_vary_headers(response, ("Accept-Language",))  # its labels are in the visitor's language
     return response
 

@@ -7,6 +7,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from interfaces.diagram import drawing
+from interfaces.pages import unavailable
 
 
 @require_safe
@@ -19,5 +20,5 @@ def automation_diagram(request: HttpRequest) -> HttpResponse:
         if theirs := drawing.other_owners(user=request.user, automation_uuid=request.GET.get("uuid", "")):
             # Staff are told whose it is and where they see it; the diagram stays its owner's page.
             return render(request, "interfaces/diagram_not_yours.html", {"automation": theirs}, status=404)
-        return render(request, "interfaces/not_found.html", status=404)
+        return unavailable(request, "page")
     return render(request, "interfaces/diagram.html", {"diagram": drawing.build(automation)})

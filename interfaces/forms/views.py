@@ -47,7 +47,7 @@ def hosted_form(request, key: str):
     automation = selectors.form_automation(key, fresh=request.method == "POST")
     white_label_owner = getattr(request, "white_label_owner_id", None)
     if automation is None or white_label_owner not in (None, automation.owner_id):
-        return unavailable(request)  # on a white-label domain, another account's key is as one never issued
+        return unavailable(request, "form")  # on a white-label domain, another account's key is as one never issued
     trigger = automation.definition["trigger"]
     if trigger.get("require_sign_in") and white_label_owner is not None:
         # Sign-in lives on BASE_URL, whose session cookie a white-label domain never sees: such a form is served
@@ -119,7 +119,7 @@ def _sent_already(request, page: str):
 def session_page(request, key: str):
     run = selectors.session_run(key)
     if run is None:
-        return unavailable(request)
+        return unavailable(request, "form session")
     waiting_for = selectors.waiting_form(run, to="session")
     if request.method == "POST":
         if waiting_for is None:

@@ -1,4 +1,4 @@
-{% load i18n %}{% translate "Chat" as open_label %}{% translate "Close chat" as close_label %}/* Flowgate chat widget: one script tag adds a launcher button and the widget's frame to this page.
+{% load i18n %}{% if available %}{% translate "Chat" as open_label %}{% else %}{% translate "Chat unavailable" as open_label %}{% endif %}{% translate "Close chat" as close_label %}/* Flowgate chat widget: one script tag adds a launcher button and the widget's frame to this page.
    Everything is styled with !important inside a shadow root, so the page's CSS cannot reach it; the frame is on
    Flowgate's own origin, so it never sees this page's cookies or storage. */
 (function () {
@@ -13,6 +13,8 @@
   var origin = src.origin;
   var frameUrl = origin + src.pathname.replace(/embed\.js$/, "") + encodeURIComponent(key);
   var title = "{{ title|escapejs }}" || "{{ open_label|escapejs }}";
+  // A paused chat: its button says so, in grey; opened, its frame says when to come back.
+  var available = {% if available %}true{% else %}false{% endif %};
   var openLabel = "{{ open_label|escapejs }}", closeLabel = "{{ close_label|escapejs }}";
 
   function force(element, styles) {
@@ -49,7 +51,7 @@
   button.setAttribute("aria-haspopup", "dialog");
   force(button, {
     "all": "initial", "display": "inline-block", "box-sizing": "border-box", "cursor": "pointer",
-    "font": "600 16px/1.2 system-ui, sans-serif", "color": "#fff", "background": "#1a56b0",
+    "font": "600 16px/1.2 system-ui, sans-serif", "color": "#fff", "background": available ? "#1a56b0" : "#5c6370",
     "border": "2px solid #fff", "border-radius": "999px", "padding": "12px 20px", "margin": "0",
     "box-shadow": "0 4px 16px rgba(0, 0, 0, 0.3)", "outline-offset": "2px", "visibility": "visible", "opacity": "1"
   });

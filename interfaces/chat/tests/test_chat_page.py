@@ -101,7 +101,27 @@ def test_a_widget_that_is_off_says_the_chat_is_not_available(client, make_chat):
     page = client.get(f"/webchat/{key}")
     assert page.status_code == 503
     assert "not available" in page.content.decode() and "data-token" not in page.content.decode()
+    assert 'class="chat__notice"' in page.content.decode()  # a notice in the chat's look, not a bare line
     assert "X-Frame-Options" not in page  # shown inside the frame on the site's page
+
+
+def test_an_unknown_widget_says_so_in_the_chats_own_words_and_styled_as_the_paused_notice(client):
+    miss = client.get("/webchat/" + "B" * 32)
+    body = miss.content.decode()
+    assert miss.status_code == 404
+    assert "This chat is not available" in body and "form" not in body.lower()
+    assert 'class="chat__notice"' in body and "chat.css" in body
+
+
+def test_a_paused_widgets_embed_button_says_the_chat_is_unavailable_and_is_not_kept_long(client, make_chat):
+    automation, key = make_chat(enabled=False)
+    paused = client.get(f"/webchat/embed.js?key={key}")
+    assert paused.status_code == 200 and paused["Cache-Control"] == "no-cache"
+    assert '"Chat unavailable"' in paused.content.decode() and "var available = false;" in paused.content.decode()
+    services.turn_on(automation=automation)
+    on = client.get(f"/webchat/embed.js?key={key}")
+    assert on["Cache-Control"] == "public, max-age=300"
+    assert "Chat unavailable" not in on.content.decode() and "var available = true;" in on.content.decode()
 
 
 def test_only_get_and_head_open_the_page(client, make_chat):
