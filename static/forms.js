@@ -46,6 +46,28 @@
       wrapper.querySelectorAll("[data-required]").forEach(function (input) { input.required = !wrapper.hidden; });
     });
   }
+  // An error the server wrote beside a field goes once the answer is changed and the browser finds nothing wrong
+  // with it (its required, type, length and range rules); the server checks it again when the form is sent.
+  function clearFixed(form, input) {
+    var wrapper = input && input.closest && input.closest(".field--invalid");
+    if (!wrapper || !form.contains(wrapper)) { return; }
+    var inputs = wrapper.querySelectorAll("input, select, textarea");
+    if (!Array.prototype.every.call(inputs, function (one) { return one.checkValidity(); })) { return; }
+    var error = wrapper.querySelector(".field__error");
+    var errorId = error && error.id;
+    if (error) { error.remove(); }
+    wrapper.classList.remove("field--invalid");
+    wrapper.querySelectorAll("[aria-invalid], [aria-describedby]").forEach(function (one) {
+      one.removeAttribute("aria-invalid");
+      var described = (one.getAttribute("aria-describedby") || "").split(/\s+/).filter(function (id) {
+        return id && id !== errorId;
+      });
+      if (described.length) { one.setAttribute("aria-describedby", described.join(" ")); }
+      else { one.removeAttribute("aria-describedby"); }
+    });
+    var summary = form.parentNode.querySelector(".form-errors");
+    if (summary && !form.querySelector(".field--invalid")) { summary.hidden = true; }
+  }
   document.querySelectorAll("form.fg-form").forEach(function (form) {
     // The proof that a person's browser acted on this page (interfaces/forms/spam.py): the shown time, reversed,
     // written on the first trusted key, pointer or input event in the form (autofill fires input too), never
@@ -56,7 +78,7 @@
       if (event.isTrusted && shownInput && proof) { proof.value = shownInput.value.split("").reverse().join(""); }
     };
     ["keydown", "pointerdown", "input", "change"].forEach(function (kind) { form.addEventListener(kind, prove); });
-    form.addEventListener("input", function () { update(form); });
-    form.addEventListener("change", function () { update(form); });
+    form.addEventListener("input", function (event) { update(form); clearFixed(form, event.target); });
+    form.addEventListener("change", function (event) { update(form); clearFixed(form, event.target); });
   });
 })();

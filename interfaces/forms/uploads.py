@@ -14,7 +14,8 @@ from fnmatch import fnmatch
 from django.conf import settings
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import default_storage
-from django.core.files.uploadhandler import SkipFile, StopUpload, TemporaryFileUploadHandler
+from django.core.files.uploadedfile import TemporaryUploadedFile
+from django.core.files.uploadhandler import FileUploadHandler, SkipFile, StopUpload, TemporaryFileUploadHandler
 from django.db import DatabaseError
 from django.urls import reverse
 from django.utils.text import get_valid_filename
@@ -26,6 +27,8 @@ from interfaces.models import FormFile
 logger = logging.getLogger(__name__)
 # What a form's body may hold besides its files and answers: multipart boundaries and part headers.
 FORM_OVERHEAD_BYTES = 64 * 1024
+# The longest file name kept (FormFile.name), as most file systems allow: a longer one is refused, not cut.
+MAX_NAME_CHARS = 255
 
 
 def limits_of(fields: list) -> dict[str, dict]:
@@ -73,8 +76,17 @@ class LimitedUploadHandler(TemporaryFileUploadHandler):
             self._refuse(field_name, _("This type of file is not accepted here."))
         if content_length is not None and content_length > limit["max_bytes"]:
             self._refuse(field_name, _too_large(limit))
+        if len(file_name) > MAX_NAME_CHARS:
+            message = _("A file's name may be at most %(count)d characters long. Rename it and choose it again.")
+            self._refuse(field_name, message % {"count": MAX_NAME_CHARS})
         self.size = 0
-        super().new_file(field_name, file_name, content_type, content_length, charset, content_type_extra)
+        FileUploadHandler.new_file(
+            self, field_name, file_name, content_type, content_length, charset, content_type_extra
+        )
+        # Django names the temporary file after the sent name's extension, which a name of many accented
+        # characters makes longer than the file system allows: it is named by us, and keeps the sent name.
+        self.file = TemporaryUploadedFile("upload", self.content_type, 0, self.charset, self.content_type_extra)
+        self.file.name = file_name
 
     def receive_data_chunk(self, raw_data, start):
         self.size += len(raw_data)

@@ -81,8 +81,17 @@ def test_a_hosted_form_with_an_error_then_sent_and_its_session_page_through_two_
     assert page.raw.get_by_text("Enter a valid email address.").is_visible()
     assert page.raw.get_by_text("This field is required.").is_visible()  # Gift for, shown since gift is ticked
     assert page.raw.get_by_label("It is a gift").is_checked()  # every value kept
-    page.raw.get_by_label("Email").fill("ada@example.com")
+    page.raw.get_by_label("Email").fill("ada@")  # still wrong: its error stays
+    assert page.raw.get_by_text("Enter a valid email address.").is_visible()
+    page.raw.get_by_label("Email").fill("ada@example.com")  # fixed: its error goes, the other one stays
+    assert page.raw.get_by_text("Enter a valid email address.").count() == 0
+    assert page.raw.get_by_label("Email").get_attribute("aria-invalid") is None
+    assert page.raw.get_by_text("This field is required.").is_visible()
+    assert page.raw.get_by_text("Please correct the answers marked below.").is_visible()
     page.raw.get_by_label("Gift for").fill("Grace")
+    assert page.raw.get_by_text("This field is required.").count() == 0
+    assert not page.raw.get_by_text("Please correct the answers marked below.").is_visible()
+    page.check("validation-errors-fixed")
     page.raw.get_by_role("button", name="Send").click()
     wait_for_heading(page, "Your size")
     assert "/form/run/" in page.raw.url

@@ -77,6 +77,18 @@ def test_a_submission_with_errors_shows_each_message_beside_its_field_and_keeps_
     assert not Run.objects.exists()
 
 
+def test_a_field_fixed_when_the_form_is_sent_again_loses_its_error_and_the_other_keeps_its_own(client, make_form):
+    path = form_path(make_form())
+    first = submit(client, path, {"email": "nope", "topic": "support"}).content.decode()
+    shown = re.search(r'name="fg-shown" value="([^"]+)"', first).group(1)
+    again = client.post(path, {spam.SHOWN: shown, "email": "ada@example.com", "topic": "support"})
+    page = again.content.decode()
+    assert again.status_code == 400 and page.count('class="field__error" id=') == 1
+    assert 'id="id_order_error"' in page and 'id="id_email_error"' not in page
+    email_input = re.search(r"<input[^>]*name=\"email\"[^>]*>", page).group(0)
+    assert "aria-invalid" not in email_input and "id_email_error" not in email_input
+
+
 def test_a_valid_submission_queues_a_run_and_sends_the_visitor_to_its_session_page(client, make_form, owner):
     automation = make_form()
     path = form_path(automation)
@@ -198,14 +210,17 @@ def file_form(make_form):
         ([("big.pdf", b"x" * 1001, "application/pdf")], b"Each file may be at most"),
         ([("a.exe", b"MZ", "application/octet-stream")], b"This type of file is not accepted here."),
         ([("a.pdf", b"1", "application/pdf")] * 3, b"Send at most 2 files."),
+        ([("x" * 252 + ".pdf", b"1", "application/pdf")], b"may be at most 255 characters long"),
     ],
-    ids=["too-large", "wrong-type", "too-many"],
+    ids=["too-large", "wrong-type", "too-many", "name-too-long"],
 )
 def test_an_upload_over_each_limit_is_refused_beside_its_field_and_keeps_the_other_values(
     client, file_form, files, message
 ):
     path = form_path(file_form)
     uploads = [SimpleUploadedFile(name, content, content_type=kind) for name, content, kind in files]
+    for upload, (name, _, _) in zip(uploads, files, strict=True):
+        upload._name = name  # as sent: Django's own file object would cut a name past 255 characters
     response = submit(client, path, {"cv": uploads, "note": "kept value"})
     assert response.status_code == 400 and message in response.content
     assert b'value="kept value"' in response.content
@@ -265,6 +280,18 @@ def test_a_file_name_that_is_no_file_name_is_kept_safely(client, file_form):
     kept = FormFile.objects.get()
     assert ".." not in kept.path and kept.path.startswith("forms/")
     assert kept.name == "passwd.pdf"  # the name as Django parsed it, shown to steps; the path in storage is ours
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["x" * 251 + ".pdf", "a.pdf" + "\u00e9" * 200, "a." + "p" * 250],
+    ids=["longest name", "extension longer in bytes than a file system allows", "long extension"],
+)
+def test_a_file_name_as_long_as_allowed_is_kept_whole_whatever_its_extension(client, make_form, name):
+    automation = make_form(fields=[{"name": "cv", "type": "file"}, {"name": "note", "type": "text"}])
+    upload = SimpleUploadedFile(name, b"%PDF", "application/pdf")
+    assert submit(client, form_path(automation), {"cv": [upload], "note": "n"}).status_code == 303
+    assert FormFile.objects.get().name == name
 
 
 def test_an_edited_form_shows_its_new_fields_at_once_in_the_process_that_saved_it(
