@@ -145,3 +145,26 @@ def test_the_widget_page_on_a_phone(stack, owner, phone_page):
     expect(phone_page.raw.get_by_text("You said: Hello")).to_be_visible(timeout=15000)
     phone_page.check("a-reply")
     assert_fits_the_screen(phone_page)
+
+
+def test_a_paused_chats_button_says_it_is_unavailable_and_its_frame_shows_the_notice(stack, owner, host_page, page):
+    from playwright.sync_api import expect
+
+    automation = services.create_automation(
+        owner=owner,
+        name="Helpdesk",
+        definition={"trigger": {"type": "chat", "title": "Helpdesk"}, "steps": STEPS},
+        enabled=False,
+    )
+    key = urlsplit(services.chat_widget_url(automation)).path.rsplit("/", 1)[1]
+    site = host_page(
+        '<!doctype html><html lang="en"><head><title>Shop</title></head>'
+        f'<body><main><h1>Shop</h1></main><script src="{stack.base}/webchat/embed.js?key={key}"></script></body></html>'
+    )
+    page.open(site, "site-with-a-paused-chat")
+    launcher = page.raw.get_by_role("button", name="Chat unavailable")
+    expect(launcher).to_be_visible()
+    launcher.click()
+    frame = page.raw.frame_locator('iframe[title="Helpdesk"]')
+    expect(frame.get_by_role("heading", name="This chat is not available right now")).to_be_visible()
+    page.check("the-paused-chat-opened")
