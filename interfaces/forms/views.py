@@ -158,9 +158,7 @@ def _session_state(request, run: Run):
         return render(request, "interfaces/form_failed.html")
     state = selectors.session_state(run)  # busy, or waiting for someone else: asked again far less often
     refresh = SESSION_REFRESH_SECONDS if state == "busy" else SESSION_WAITING_REFRESH_SECONDS
-    response = render(request, "interfaces/form_busy.html", {"refresh": refresh, "state": state})
-    response["Refresh"] = str(refresh)
-    return response
+    return render(request, "interfaces/form_busy.html", {"refresh": refresh, "state": state})
 
 
 @never_cache
