@@ -98,30 +98,8 @@ def _everything_started(output: str) -> bool:
 
 
 def test_ctrl_c_stops_make_run_quietly_and_every_process_cleanly(tmp_path):
-    web_port, hooks_port = _free_ports(2)
-    unset = ("DEBUG", "SECRET_KEY", "BASE_URL", "HOOKS_URL", "MCP_URL", "DATABASE_URL", "REDIS_URL")
-    environment = {
-        **{k: v for k, v in os.environ.items() if k not in unset},
-        "FLOWGATE_VAR_DIR": str(tmp_path),
-        "WEB_BIND": f"127.0.0.1:{web_port}",
-        "HOOKS_BIND": f"127.0.0.1:{hooks_port}",
-        "WEB_CONCURRENCY": "2",
-    }
     # Its own process group, as a terminal's foreground job: Ctrl-C reaches make and what it runs in that group.
-    # With Ctrl-C's default effect, as a shell starts a job: an ignored SIGINT (a test runner's process may have
-    # one) survives exec, and make then keeps ignoring it.
-    process = subprocess.Popen(
-        ["make", "-o", "install", "run"],
-        cwd=ROOT,
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put("")], daemon=True).start()
+    process, lines = _start_make_run(tmp_path)
     try:
         started = _lines_until(process, lines, _everything_started)
         os.killpg(process.pid, signal.SIGINT)
@@ -162,7 +140,9 @@ def _start_make_run(tmp_path) -> tuple[subprocess.Popen, queue.Queue]:
         "HOOKS_BIND": f"127.0.0.1:{hooks_port}",
         "WEB_CONCURRENCY": "2",
     }
-    # Its own session, as an IDE or a supervisor starts it: no terminal sends Ctrl-C to its group.
+    # Its own session and process group, as a terminal's foreground job or as an IDE or a supervisor starts it.
+    # With Ctrl-C's default effect, as a shell starts a job: an ignored SIGINT (a test runner's process may have
+    # one) survives exec, and make then keeps ignoring it.
     process = subprocess.Popen(
         ["make", "-o", "install", "run"],
         cwd=ROOT,
