@@ -5,6 +5,7 @@ import uuid
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 def empty_definition() -> dict:
@@ -66,10 +67,11 @@ class Run(models.Model):
         ABANDONED = "abandoned", "abandoned (its worker was lost)"
 
     class Source(models.TextChoices):
-        WEBHOOK = "webhook"
-        WEB_SERVICE = "web_service", "web service"
-        FORM = "form", "hosted form"
-        CHAT = "chat", "chat message"
+        # Shown to owners on their runs pages, in their language.
+        WEBHOOK = "webhook", _("webhook")
+        WEB_SERVICE = "web_service", _("web service")
+        FORM = "form", _("hosted form")
+        CHAT = "chat", _("chat message")
 
     automation = models.ForeignKey(Automation, on_delete=models.CASCADE, related_name="runs")
     source = models.CharField(max_length=20, choices=Source.choices)

@@ -190,3 +190,12 @@ def test_a_retry_keeps_the_key_its_url_carried(make_automation):
     key = PublicKey.objects.filter(target_id=automation.pk, purpose="webhook").first()
     run = a_run(automation, trigger_key=key)
     assert runs.retry_by_hand(run_id=run.pk, automation_id=automation.pk).trigger_key_id == key.pk
+
+
+def test_what_started_a_run_is_named_in_the_owners_language(signed_in, make_automation):
+    automation = make_automation()
+    run = a_run(automation, source=Run.Source.FORM)
+    german = {"HTTP_ACCEPT_LANGUAGE": "de"}
+    assert "gehostetes Formular" in signed_in.get(reverse("account-run", args=[run.pk]), **german).content.decode()
+    listed = signed_in.get(reverse("account-runs", args=[automation.pk]), **german).content.decode()
+    assert "gehostetes Formular" in listed
