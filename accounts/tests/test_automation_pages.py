@@ -244,6 +244,17 @@ def test_an_import_refused_creates_nothing_and_says_why(signed_in, owner, fields
     assert not Automation.objects.filter(owner=owner).exists()
 
 
+def test_a_file_and_pasted_text_together_import_the_file_and_the_page_says_so(signed_in, owner):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    assert "the text below is then not read" in signed_in.get(reverse("account-import")).content.decode()
+    document = {"name": "From the file", "trigger": {"type": "webhook"}, "steps": []}
+    upload = SimpleUploadedFile("a.json", json.dumps(document).encode(), content_type="application/json")
+    pasted = '{"name": "From the text", "trigger": {"type": "webhook"}, "steps": []}'
+    signed_in.post(reverse("account-import"), {"file": upload, "document": pasted})
+    assert list(Automation.objects.filter(owner=owner).values_list("name", flat=True)) == ["From the file"]
+
+
 def test_an_uploaded_file_that_is_not_utf8_is_refused(signed_in, owner):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
