@@ -1,5 +1,6 @@
 """The whole service as separate processes for end-to-end tests: gunicorn, a Celery worker and beat."""
 
+import ctypes
 import os
 import signal
 import socket
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connection
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 ROOT = Path(__file__).resolve().parents[2]
 # The marks of a test module that starts the service's processes: they share its database, so the test's
@@ -81,7 +84,13 @@ class Stack:
     def _start(self, name: str, *command: str) -> None:
         with open(self.logs / f"{name}.log", "ab") as log:  # the child keeps its own copy of the descriptor
             self.processes[name] = subprocess.Popen(
-                command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                command,
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_the_test_run,
             )
 
     def start_web(self, *, hooks_process: bool = False, web_only: bool = False) -> None:
@@ -184,3 +193,15 @@ class Stack:
             return urllib.request.urlopen(f"{base}/healthz", timeout=1).status == 200
         except OSError:
             return False
+
+
+def _die_with_the_test_run() -> None:
+    """In the child, before exec: killed when the test process ends, however it ends.
+
+    A test run stopped from outside (a timeout's SIGKILL) runs no fixture's stop: its gunicorn and Celery would go on
+    holding the test database, and the next run on it would fail by the hundreds ("being accessed by other users").
+    Their own children stop when they are orphaned (gunicorn's workers and Celery's pool watch their parent).
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
