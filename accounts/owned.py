@@ -78,6 +78,23 @@ class NotADocument(ValueError):
     """Text that is not a JSON document; the message says where, with the line and column."""
 
 
+# Python's json module says what it expected in a small fixed set of English phrases: each said in the owner's
+# language (an unknown one, from a later Python, is shown as it comes).
+JSON_FAULTS = {
+    "Expecting value": _("a value was expected (a string, number, object, array, true, false or null)"),
+    "Expecting property name enclosed in double quotes": _(
+        "a name in double quotes was expected (a comma after the last item is not allowed)"
+    ),
+    "Expecting ':' delimiter": _("a colon was expected after the name"),
+    "Expecting ',' delimiter": _("a comma was expected between two items"),
+    "Unterminated string starting at": _("a string is not closed by a double quote"),
+    "Invalid \\escape": _("a backslash starts no valid escape"),
+    "Invalid \\uXXXX escape": _("a \\u escape needs four hexadecimal digits"),
+    "Invalid control character at": _("a control character (such as a tab or a line break) is inside a string"),
+    "Extra data": _("more text follows the end of the document"),
+}
+
+
 def read_document(text: str):
     """The JSON value of text a person typed or uploaded, or NotADocument with the line and column of the fault.
 
@@ -86,7 +103,9 @@ def read_document(text: str):
     try:
         return jsonsafe.loads(text)
     except json.JSONDecodeError as error:
-        raise NotADocument(f"line {error.lineno}, column {error.colno}: {error.msg}") from None
+        fault = JSON_FAULTS.get(error.msg, error.msg)
+        where = {"line": error.lineno, "column": error.colno, "fault": fault}
+        raise NotADocument(_("line %(line)d, column %(column)d: %(fault)s") % where) from None
     except (ValueError, RecursionError) as error:
         raise NotADocument(str(error) or "nested too deep") from None
 

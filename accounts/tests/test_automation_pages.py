@@ -193,6 +193,26 @@ def test_text_that_is_not_json_gets_its_line_and_column(signed_in, make_automati
     assert expected in response.content.decode()
 
 
+@pytest.mark.parametrize(
+    ("text", "english", "german"),
+    [
+        ('{"steps": [1,]}', "a value was expected", "wird ein Wert erwartet"),
+        ('{"steps": []', "a comma was expected", "wird ein Komma erwartet"),
+        ('{"a": "\\x"}', "a backslash starts no valid escape", "Backslash"),
+        ('{"a": 1}}', "more text follows", "folgt weiterer Text"),
+    ],
+)
+def test_a_json_fault_is_said_in_the_owners_language_with_its_line_and_column(
+    signed_in, make_automation, text, english, german
+):
+    automation = make_automation()
+    said = signed_in.post(page(automation, "account-definition"), {"document": text}).content.decode()
+    assert "line 1, column " in said and english in said and "Expecting" not in said
+    path = page(automation, "account-definition")
+    said = signed_in.post(path, {"document": text}, HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert "Zeile 1, Spalte " in said and german in said
+
+
 def test_a_saved_definition_changes_the_automation_and_its_name(signed_in, make_automation):
     automation = make_automation()
     document = {"name": "Renamed", "trigger": {"type": "webhook"}, "steps": [{"id": "answer", "kind": "respond"}]}
