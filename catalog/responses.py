@@ -75,10 +75,8 @@ def _conditional(request: HttpRequest, response: HttpResponse, same_content: str
     etag = response["ETag"]
     if same_content and same_content in request.META.get("HTTP_IF_NONE_MATCH", ""):
         etag = same_content
-    conditional = get_conditional_response(request, etag=etag, response=response)
-    if conditional.status_code == 304:  # RFC 9110 8.6: the 200's length or none; Django's middleware would write 0
-        conditional["Content-Length"] = str(len(response.content))
-    return conditional
+    # A 304 goes without Content-Length (edge/not_modified.py).
+    return get_conditional_response(request, etag=etag, response=response)
 
 
 def not_found() -> HttpResponse:

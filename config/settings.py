@@ -98,6 +98,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     # After host routing: the language of pages from Accept-Language (edge/locale.py).
     "edge.locale.PageLocaleMiddleware",
+    # A 304 without Content-Length, which CommonMiddleware (next) would add (edge/not_modified.py).
+    "edge.not_modified.NoLengthOnNotModifiedMiddleware",
     "django.middleware.common.CommonMiddleware",
     # A chunked body gets 411 where Django would read it as none (edge/length_required.py).
     "edge.length_required.LengthRequiredMiddleware",
