@@ -108,6 +108,8 @@ MIDDLEWARE = [
     # A NUL in an admin page's query parameters gets 400 before a list filter sends it to the database.
     "edge.admin_queries.AdminNulQueryMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A view that finds the database out of reach answers 503 with Retry-After, logged once per outage.
+    "edge.outage_middleware.DatabaseOutageMiddleware",
     # Content-Security-Policy of HTML pages; a framed page says so with page_headers.framed_by.
     "edge.page_headers.ContentSecurityPolicyMiddleware",
 ]

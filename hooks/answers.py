@@ -6,6 +6,7 @@ Django's web service view (hooks/views.py) for the replies and CORS they share.
 
 import json
 
+from edge.outages import RETRY_AFTER_SECONDS
 from edge.replies import Reply
 
 HOOK_METHODS = ("GET", "POST", "PUT", "HEAD", "OPTIONS")
@@ -20,6 +21,8 @@ ANY_ORIGIN = ("Access-Control-Allow-Origin", "*")
 
 
 MAINTENANCE = Reply(503)
+# The database out of reach (edge/outages.py): nothing was stored, so the sender is asked to send it again.
+DATABASE_UNAVAILABLE = Reply(503, (("Retry-After", str(RETRY_AFTER_SECONDS)),))
 MISS = Reply(404)  # every miss alike: unknown, altered, malformed, deleted
 FAILED = Reply(500)
 WRONG_METHOD = Reply(405, (("Allow", ", ".join(HOOK_METHODS)),))

@@ -16,6 +16,7 @@ from django.db import close_old_connections
 from edge import bodies
 from edge.bodies import BodyError
 from edge.headers import security_headers
+from edge.outages import outage
 from edge.replies import Reply
 from hooks import answers, intake, maintenance, routes, selectors, services
 from hooks.incoming import Incoming
@@ -52,9 +53,13 @@ class HooksApplication:
             return await self.fallback(scope, receive, send)
         try:
             reply = await self.answer(scope, headers, receive)
-        except Exception:
-            logger.exception("Internal Server Error: %s", scope["path"], extra={"status_code": 500})
-            reply = answers.FAILED
+        except Exception as error:
+            if outage.is_outage(error):  # nothing was stored: the sender sends it again later
+                outage.refused_one(error)
+                reply = answers.DATABASE_UNAVAILABLE
+            else:
+                logger.exception("Internal Server Error: %s", scope["path"], extra={"status_code": 500})
+                reply = answers.FAILED
         await _respond(send, reply, secure=secure)
 
     async def answer(self, scope: dict, headers: dict, receive) -> Reply:
@@ -92,6 +97,7 @@ class HooksApplication:
             except intake.AutomationGone:
                 selectors.forget_hook_key(key)
                 return answers.MISS
+            outage.answered()
         return answers.accepted(row.public_id)
 
     async def blocking(self, function, *args):
