@@ -1,27 +1,7 @@
-"""Verified webhook URLs: what each verifies, the requests it refused, and a signed delivery's replay id.
-
-On PostgreSQL the two new foreign keys to automations also act in the
-database, as those of automations/0002_database_cascades.py do.
-"""
-
-from importlib import import_module
+"""Verified webhook URLs: what each verifies, the requests it refused, and a signed delivery's replay id."""
 
 import django.db.models.deletion
 from django.db import migrations, models
-
-cascades = import_module("automations.migrations.0002_database_cascades")
-FOREIGN_KEYS = [
-    ("hooks_verification", "automation_id", "automations_automation", "CASCADE"),
-    ("hooks_refusal", "automation_id", "automations_automation", "CASCADE"),
-]
-
-
-def add_actions(apps, schema_editor):
-    cascades._replace(schema_editor, True, FOREIGN_KEYS)
-
-
-def remove_actions(apps, schema_editor):
-    cascades._replace(schema_editor, False, FOREIGN_KEYS)
 
 
 class Migration(migrations.Migration):
@@ -125,5 +105,4 @@ class Migration(migrations.Migration):
             model_name="refusal",
             index=models.Index(fields=["automation", "-id"], name="hooks_refus_automat_42756e_idx"),
         ),
-        migrations.RunPython(add_actions, remove_actions, elidable=False),
     ]
