@@ -54,6 +54,7 @@ def automation_page(request: HttpRequest, automation_id: int) -> HttpResponse:
         "renewable": triggers.of(automation).URLS,
         "document": selectors.document_of(automation),
         "kept": owned.kept_deliveries(automation),
+        "verification": owned.verification_of(automation),
     }
     return render(request, "accounts/automation.html", context)
 

@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from automations import jsonsafe, selectors
 from automations.models import Automation, Run
-from hooks.models import Delivery
+from hooks.models import Delivery, Refusal, Verification
 
 RUNS_PER_PAGE = 50
 KEPT_SHOWN = 20
@@ -68,6 +68,23 @@ def kept_deliveries(automation: Automation) -> Kept:
     pending = Delivery.objects.filter(automation=automation, status=Delivery.Status.PENDING)
     oldest = list(pending.order_by("pk").only("public_id", "received_at", "method", "content_type")[:KEPT_SHOWN])
     return Kept(pending.count() if len(oldest) == KEPT_SHOWN else len(oldest), oldest)
+
+
+REFUSALS_SHOWN = 5  # on the automation's runs page; its verification page lists every one kept
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What its webhook URL verifies, and the latest requests it refused."""
+
+    row: Verification | None
+    latest: list[Refusal]
+
+
+def verification_of(automation: Automation) -> Verified:
+    row = Verification.objects.filter(pk=automation.pk).first()
+    latest = list(Refusal.objects.filter(automation=automation).order_by("-pk")[:REFUSALS_SHOWN]) if row else []
+    return Verified(row, latest)
 
 
 def document_text(automation: Automation) -> str:

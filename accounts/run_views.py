@@ -31,6 +31,7 @@ def run_list(request: HttpRequest, automation_id: int) -> HttpResponse:
         "page": page,
         "first_page": not before,
         "kept": owned.kept_deliveries(automation),
+        "verification": owned.verification_of(automation) if not before else None,
     }
     return render(request, "accounts/runs.html", context)
 

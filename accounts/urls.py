@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from accounts import agent_views, automation_views, run_views
+from accounts import agent_views, automation_views, run_views, verification_views
 
 urlpatterns = [
     path("", automation_views.automation_list, name="account-automations"),
@@ -10,6 +10,11 @@ urlpatterns = [
     path("automations/<int:automation_id>", automation_views.automation_page, name="account-automation"),
     path("automations/<int:automation_id>/state", automation_views.switch, name="account-switch"),
     path("automations/<int:automation_id>/urls", automation_views.renew_url, name="account-renew-url"),
+    path(
+        "automations/<int:automation_id>/verification",
+        verification_views.verification_page,
+        name="account-verification",
+    ),
     path("automations/<int:automation_id>/definition", automation_views.definition, name="account-definition"),
     path("automations/<int:automation_id>/export", automation_views.export, name="account-export"),
     path("automations/<int:automation_id>/runs", run_views.run_list, name="account-runs"),

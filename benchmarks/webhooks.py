@@ -18,6 +18,11 @@ deliveries of a default run) and the script checks that 200s sent =
 delivery rows = runs.
 Last, the round trip of a three-step web service beside the empty view's,
 one request at a time.
+Beside Flowgate's webhooks, the same URL with Standard Webhooks verification
+(hooks/signatures.py): each request signed, with a webhook-id of its own
+(replay protection), from a file of requests signed before each run of wrk
+(benchmarks/signed.lua; wrk's Lua has no HMAC). Its goal: 80% or more of the
+unsigned URL's rate at 4 and at 32 connections.
 
 --quick measures only (a) and Flowgate's webhooks, with no round trips,
 and instead of draining checks that every 200 counted has its delivery row
@@ -26,6 +31,10 @@ be measured alternately on one machine without sharing anything.
 """
 
 import argparse
+import base64
+import hashlib
+import hmac
+import itertools
 import json
 import os
 import statistics
@@ -35,6 +44,7 @@ import time
 from common import PYTHON, ROOT, bench_env, manage, start_gunicorn, wrk
 
 PORT = 8932
+SIGNED_CASE = "Flowgate signed (Standard Webhooks), hooks process"
 SETUP = """
 from django.contrib.auth import get_user_model
 from automations import services
@@ -47,8 +57,15 @@ ws = services.create_automation(owner=user, name="web service", enabled=True, de
     "steps": [{"id": "who", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}},
               {"id": "check", "kind": "condition", "all": [{"left": "{{steps.who.n}}", "op": "exists"}]},
               {"id": "answer", "kind": "respond", "body": {"got": "{{steps.who.n}}"}}]})
-print(services.hook_url(a).rsplit("automation-", 1)[1], services.web_service_url(ws).rsplit("webservice-", 1)[1])
+signed = services.create_automation(owner=user, name="signed", enabled=True, definition=a.definition)
+from hooks import verification
+verification.save(automation_id=signed.pk, scheme="standard", tolerance_seconds=3600,
+                  new_secret=SIGNING_SECRET, allowed_networks=[])
+print(services.hook_url(a).rsplit("automation-", 1)[1], services.web_service_url(ws).rsplit("webservice-", 1)[1],
+      services.hook_url(signed).rsplit("automation-", 1)[1])
 """
+SIGNING_SECRET = "whsec_" + base64.b64encode(b"benchmark-signing-secret-32bytes").decode()
+SIGNED_PER_SECOND = 60_000  # more than a run can send: a request signed twice would be refused as a replay
 COUNT = """
 SELECT json_build_object(
     'deliveries', (SELECT count(*) FROM hooks_delivery),
@@ -74,7 +91,8 @@ def main() -> None:
     subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=True, capture_output=True)
     manage(env, "migrate", "--noinput")
     env["WEB_SERVICE_MONTHLY_QUOTA"] = "100000000"
-    key, service_key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1].split()
+    setup = SETUP.replace("SIGNING_SECRET", repr(SIGNING_SECRET))
+    key, service_key, signed_key = manage(env, "shell", "-c", setup).strip().splitlines()[-1].split()
     # Turning the new automations on queued a replay of their kept deliveries (none yet). Left in the
     # queue, it would meet the benchmark's backlog when the worker starts and run it one at a time.
     subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=True, capture_output=True)
@@ -88,12 +106,14 @@ def main() -> None:
         "(a) empty view /healthz": (f"{base}/healthz", None, None),
         "(b) naive durable view": (f"{base}/naive-{key}", "post.lua", None),
         "Flowgate /automation-{key}, hooks process": (f"{hooks_base}/automation-{key}", "post.lua", host),
+        SIGNED_CASE: (f"{hooks_base}/automation-{signed_key}", "signed.lua", host),
         # (a) and (b) as the hooks process serves them: Django in its thread pool, behind the event loop.
         "(a) empty view, hooks process": (f"{hooks_base}/healthz", None, host),
         "(b) naive durable view, hooks process": (f"{hooks_base}/naive-{key}", "post.lua", host),
     }
     if args.quick:
         cases = {name: case for name, case in cases.items() if name.startswith(("(a) empty view /", "Flowgate"))}
+    signed_runs = itertools.count()  # each run of wrk signs ids of its own
     results = {(name, c): [] for name in cases for c in (4, 32)}
     round_trips = {
         "(a) empty view /healthz": [],
@@ -105,8 +125,21 @@ def main() -> None:
             for connections in (4, 32):
                 # Every other round in reverse order, so that a drift of the machine favours no case.
                 for name, (url, script, headers) in list(cases.items())[:: 1 if round_ % 2 == 0 else -1]:
+                    signing = None
+                    if name == SIGNED_CASE:  # a fresh file for each attempt: a webhook-id is accepted once
+
+                        def signing():
+                            return {"BENCH_SIGNED": sign_requests(next(signed_runs), args.seconds)}
+
                     results[(name, connections)].append(
-                        wrk(url, connections=connections, seconds=args.seconds, script=script, headers=headers)
+                        wrk(
+                            url,
+                            connections=connections,
+                            seconds=args.seconds,
+                            script=script,
+                            headers=headers,
+                            env=signing,
+                        )
                     )
             if args.quick:
                 continue
@@ -128,6 +161,7 @@ def main() -> None:
         for process in (server, hooks_server):
             process.terminate()
             process.wait()
+        (ROOT / "var" / "bench-signed.txt").unlink(missing_ok=True)
 
     accepted = sum(
         r["requests"] - r["errors"] + r["stopped_requests"] - r["stopped_errors"]
@@ -178,6 +212,13 @@ def main() -> None:
             steal = " ".join(f"{r['steal']:.0%}".rstrip("%") for r in runs)
             ratios = f"{rps / empty:.0%} | {rps / naive:.0%}"
             print(f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {ratios} | {errors} | {splits} | {steal} |")
+    print("\nSigned (Standard Webhooks) beside the same URL unsigned (goal: 80% or more):")
+    print("| connections | signed req/s | unsigned req/s | signed / unsigned |")
+    print("|---|---|---|---|")
+    for connections in (4, 32):
+        signed = statistics.median(r["rps"] for r in results[(SIGNED_CASE, connections)])
+        plain = statistics.median(r["rps"] for r in results[("Flowgate /automation-{key}, hooks process", connections)])
+        print(f"| {connections} | {signed:.0f} | {plain:.0f} | {signed / plain:.0%} |")
     print("\nThe hooks process against (a) and (b) as the hooks process itself serves them:")
     print("| connections | Flowgate req/s | (a) req/s | (b) req/s | vs (a) | vs (b) |")
     print("|---|---|---|---|---|---|")
@@ -199,6 +240,21 @@ def main() -> None:
             f"| {name} | {statistics.median(r['p50_ms'] for r in runs):.2f} | "
             f"{statistics.median(r['p99_ms'] for r in runs):.2f} | {statistics.median(r['rps'] for r in runs):.0f} |"
         )
+
+
+def sign_requests(run: int, seconds: int) -> str:
+    """Write the file of requests signed now with SIGNING_SECRET that benchmarks/signed.lua reads, for the run-th
+    run of wrk (the last run's file is replaced: wrk has read it); returns its path."""
+    path = ROOT / "var" / "bench-signed.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    at = int(time.time())
+    key = base64.b64decode(SIGNING_SECRET.removeprefix("whsec_"))
+    with open(path, "w") as file:
+        for n in range(seconds * SIGNED_PER_SECOND):
+            webhook_id, body = f"msg_{run}_{n}", b'{"event": "signup", "n": %d}' % n
+            digest = hmac.digest(key, b"%s.%d.%s" % (webhook_id.encode(), at, body), hashlib.sha256)
+            file.write(f"{webhook_id} {at} v1,{base64.b64encode(digest).decode()} {body.decode()}\n")
+    return str(path)
 
 
 def report_quick(args, cases: dict, results: dict, accepted: int, database: str) -> None:

@@ -1,5 +1,5 @@
 """Who a request comes from, as every rate limit counts it: the feed's (catalog/ratelimits.py) and the low-rate
-limits of edge/limits.py, and the addresses approvals record.
+limits of edge/limits.py, the addresses approvals record, and webhook URLs' allow lists (hooks/signatures.py).
 
 The address is REMOTE_ADDR, or the X-Forwarded-For entry TRUSTED_PROXY_COUNT
 trusted proxies vouch for; an IPv6 client counts as its /64 network, since
@@ -25,9 +25,13 @@ def client_address(request: HttpRequest) -> str:
     client's port too ("203.0.113.5:4711", "[2001:db8::1]:443"): the entry
     counts as its address, so a client cannot get a fresh counter per port.
     """
-    remote = request.META.get("REMOTE_ADDR", "")
+    return address_of(request.META.get("REMOTE_ADDR", ""), request.META.get("HTTP_X_FORWARDED_FOR", ""))
+
+
+def address_of(remote: str, forwarded: str) -> str:
+    """client_address from the peer's address and the X-Forwarded-For header, for a request Django has not built
+    (a webhook on the hooks process's event loop, hooks/asgi.py)."""
     proxies = settings.TRUSTED_PROXY_COUNT
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
     if proxies and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
         if hops:

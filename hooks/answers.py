@@ -8,6 +8,7 @@ import json
 
 from edge.outages import RETRY_AFTER_SECONDS
 from edge.replies import Reply
+from hooks import signatures
 
 HOOK_METHODS = ("GET", "POST", "PUT", "HEAD", "OPTIONS")
 WEB_SERVICE_METHODS = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"
@@ -71,6 +72,23 @@ def handshake(hook_secret: str | None, body: bytes) -> Reply | None:
     except (ValueError, RecursionError):
         return None
     return Reply(200, (ANY_ORIGIN,), echo, "application/json")
+
+
+# What a sender is told of a refusal (docs/webhooks.md, "Verified webhook URLs"): the reason its owner sees, in
+# English; the signature is checked before the time, so telling one from the other gives away no secret.
+REFUSALS = {
+    signatures.SIGNATURE: b"signature did not match\n",
+    signatures.MALFORMED: b"signature headers missing or malformed\n",
+    signatures.TIMESTAMP: b"timestamp outside tolerance\n",
+    signatures.REPLAYED: b"webhook-id already seen\n",
+    signatures.ADDRESS: b"address not allowed\n",
+    signatures.UNREADABLE: b"signature could not be checked\n",
+}
+
+
+def refused(refusal: signatures.Refused) -> Reply:
+    """401 for a signature refused, 403 for an address: nothing stored, no run."""
+    return Reply(refusal.status_code, (ANY_ORIGIN,), REFUSALS[refusal.reason], "text/plain; charset=utf-8")
 
 
 def accepted(public_id) -> Reply:

@@ -7,18 +7,19 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.db import close_old_connections
 
-from edge import bodies
+from edge import bodies, clients
 from edge.bodies import BodyError
 from edge.headers import security_headers
 from edge.outages import outage
 from edge.replies import Reply
-from hooks import answers, intake, maintenance, routes, selectors, services
+from hooks import answers, intake, maintenance, routes, selectors, services, signatures, verification
 from hooks.incoming import Incoming
 
 logger = logging.getLogger("django.request")
@@ -93,15 +94,39 @@ class HooksApplication:
                 incoming=Incoming(method, path, query_string, headers.get("content-type", ""), body),
             )
             try:
+                if (check := verification.remembered(automation_id)) is None:  # forgotten since the lookup
+                    check = await self.blocking(selectors.check_for, automation_id)
+                if check is not verification.NOTHING:
+                    row.replay_id = self.verify(check, scope, headers, row)
                 await intake.writer.store(row)
             except intake.AutomationGone:
                 selectors.forget_hook_key(key)
                 return answers.MISS
+            except (signatures.Refused, intake.Replayed) as error:
+                refusal = error if isinstance(error, signatures.Refused) else signatures.Refused(signatures.REPLAYED)
+                await self.blocking(
+                    verification.record_refusal,
+                    automation_id=automation_id,
+                    reason=refusal.reason,
+                    method=method,
+                    path=row.path,
+                    address=_client_address(scope, headers),
+                    body_size=len(body),
+                )
+                return answers.refused(refusal)
             outage.answered()
         return answers.accepted(row.public_id)
 
-    async def blocking(self, function, *args):
+    @staticmethod
+    def verify(check: signatures.Check, scope: dict, headers: dict, row: intake.Accepted) -> str | None:
+        """The row's replay id once its address and signature pass its URL's check; raises signatures.Refused."""
+        if not signatures.allowed(check, _client_address(scope, headers)):
+            raise signatures.Refused(signatures.ADDRESS)
+        return signatures.verify(check, headers, row.body, row.body_digest, now=time.time())
+
+    async def blocking(self, function, *args, **kwargs):
         """function(*args) in the pool, as Django runs a view: a broken or expired connection is replaced first."""
+        function = functools.partial(function, **kwargs) if kwargs else function
         return await asyncio.get_running_loop().run_in_executor(self.executor, _as_a_request, function, *args)
 
 
@@ -111,6 +136,12 @@ def _as_a_request(function, *args):
         return function(*args)
     finally:
         close_old_connections()
+
+
+def _client_address(scope: dict, headers: dict) -> str:
+    """The client's address as the rate limits see it (edge/clients.py: TRUSTED_PROXY_COUNT)."""
+    peer = scope.get("client") or ("", 0)
+    return clients.address_of(peer[0] or "", headers.get("x-forwarded-for", ""))
 
 
 async def _respond(send, reply: Reply, *, secure: bool) -> None:

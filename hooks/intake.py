@@ -30,6 +30,10 @@ class AutomationGone(Exception):
     """The automation was deleted between the key lookup and the insert."""
 
 
+class Replayed(Exception):
+    """A signed delivery whose replay id an earlier delivery of its automation has: not stored (hooks/signatures.py)."""
+
+
 @dataclass(slots=True, eq=False)
 class Accepted:
     """The columns an accepted request sets (statements.ACCEPTED), and the row's id once stored.
@@ -45,13 +49,15 @@ class Accepted:
     content_type: str
     body: bytes
     body_digest: str
+    replay_id: str | None = None
     public_id: uuid.UUID = field(default_factory=uuid.uuid4)
     pk: int | None = None
 
 
 def store(row: Accepted, *, publish: bool = True) -> None:
     """Commit the row alone, outside any transaction (its foreign key is checked at that commit), and (publish)
-    queue its run. Raises AutomationGone if its automation no longer exists, DatabaseError if the row is not stored.
+    queue its run. Raises AutomationGone if its automation no longer exists, Replayed if its replay id was stored
+    before, DatabaseError if the row is not stored.
     """
     try:
         with transaction.atomic():
@@ -60,6 +66,8 @@ def store(row: Accepted, *, publish: bool = True) -> None:
         if Automation.objects.filter(pk=row.automation_id).exists():
             raise
         raise AutomationGone() from None
+    if row.pk is None:
+        raise Replayed()
     if publish:
         transaction.on_commit(lambda: _publish([row.pk]), robust=True)
 
@@ -133,7 +141,7 @@ def _commit(rows: list[Accepted]) -> list[Exception | None]:
     it is known to be committed, or the error that kept it out."""
     try:
         statements.insert_deliveries(rows)
-        return [None] * len(rows)
+        return [None if row.pk is not None else Replayed() for row in rows]
     except Exception:  # a database error, or a value that could not even be sent
         if connection.connection is not None and not connection.is_usable():
             connection.close()  # a broken connection is replaced for the retries, not reused
@@ -145,7 +153,7 @@ def _insert_failure(row: Accepted) -> Exception | None:
     try:
         store(row, publish=False)  # the writer queues what it commits itself
     except Exception as error:
-        if not isinstance(error, AutomationGone | DatabaseError):  # a value that could not even be sent
+        if not isinstance(error, AutomationGone | Replayed | DatabaseError):  # a value that could not even be sent
             logger.exception("a delivery's row could not be sent to the database")
         return error
     return None

@@ -1,8 +1,12 @@
-"""Deliveries: every request accepted at a webhook URL, kept until a worker has turned it into its run."""
+"""Deliveries: every request accepted at a webhook URL, kept until a worker has turned it into its run; and what a
+webhook URL verifies, with the requests it refused."""
 
 import uuid
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from hooks import signatures
 
 
 class Delivery(models.Model):
@@ -47,6 +51,9 @@ class Delivery(models.Model):
     suppressed_by = models.ForeignKey(
         "automations.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="suppressed_deliveries"
     )
+    # A signed delivery's replay id (hooks/signatures.py: a digest of its webhook-id, or of Stripe's signed time and
+    # body): the unique index refuses a second delivery with it, in the INSERT that stores it (hooks/statements.py).
+    replay_id = models.CharField(max_length=64, null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["pk"]
@@ -55,6 +62,14 @@ class Delivery(models.Model):
             models.Index(fields=["status", "received_at"]),
             models.Index(fields=["automation", "status"]),
             models.Index(fields=["automation", "body_digest"]),
+        ]
+        constraints = [
+            # Partial: an unsigned delivery (replay_id null) costs it nothing.
+            models.UniqueConstraint(
+                fields=["automation", "replay_id"],
+                condition=models.Q(replay_id__isnull=False),
+                name="one_delivery_per_replay_id",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -73,3 +88,70 @@ class Maintenance(models.Model):
 
     def __str__(self) -> str:
         return "maintenance on" if self.active else "maintenance off"
+
+
+class Verification(models.Model):
+    """What an automation's webhook URL verifies before it accepts a request (docs/webhooks.md, "Verified webhook
+    URLs"): a signature scheme with its secrets, and an allow list of addresses. No row: nothing is verified.
+
+    The secrets are passwords: sealed (hooks/verification.py), never shown
+    back after saving (only a hint), never exported with the automation's
+    document.
+    """
+
+    class Scheme(models.TextChoices):
+        NONE = "", _("None")
+        STANDARD = signatures.STANDARD, _("Standard Webhooks (webhook-signature)")
+        GITHUB = signatures.GITHUB, _("GitHub (X-Hub-Signature-256)")
+        STRIPE = signatures.STRIPE, _("Stripe (Stripe-Signature)")
+
+    automation = models.OneToOneField(
+        "automations.Automation", on_delete=models.CASCADE, primary_key=True, related_name="verification"
+    )
+    scheme = models.CharField(max_length=20, choices=Scheme.choices, blank=True)
+    tolerance_seconds = models.PositiveIntegerField(default=300)
+    secret_sealed = models.TextField(blank=True, editable=False)
+    secret_hint = models.CharField(max_length=40, blank=True, editable=False)
+    # The secret before the last change, still accepted while senders move to the new one (rotation).
+    previous_sealed = models.TextField(blank=True, editable=False)
+    previous_hint = models.CharField(max_length=40, blank=True, editable=False)
+    allowed_networks = models.JSONField(default=list, blank=True, help_text="CIDR networks; empty: every address.")
+    refused_count = models.PositiveBigIntegerField(default=0, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"verification of automation {self.automation_id}"
+
+
+class Refusal(models.Model):
+    """A request a webhook URL's verification refused (401 or 403): recorded for its owner and staff, never run.
+
+    Only the latest REFUSALS_KEPT per automation are kept (the total is
+    Verification.refused_count), so that refused requests cannot fill the
+    database; no body and no header is kept.
+    """
+
+    class Reason(models.TextChoices):
+        SIGNATURE = signatures.SIGNATURE, _("signature did not match")
+        MALFORMED = signatures.MALFORMED, _("signature headers missing or malformed")
+        TIMESTAMP = signatures.TIMESTAMP, _("timestamp outside tolerance")
+        REPLAYED = signatures.REPLAYED, _("webhook-id already seen")
+        ADDRESS = signatures.ADDRESS, _("address not allowed")
+        UNREADABLE = signatures.UNREADABLE, _("secret unreadable: set it again")
+
+    automation = models.ForeignKey(
+        "automations.Automation", on_delete=models.CASCADE, related_name="refusals", db_index=False
+    )
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    method = models.CharField(max_length=10)
+    path = models.CharField(max_length=2048, help_text="Its key replaced by {key}.")
+    client_address = models.CharField(max_length=64, blank=True)
+    body_size = models.PositiveBigIntegerField(default=0)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-pk"]
+        indexes = [models.Index(fields=["automation", "-id"])]
+
+    def __str__(self) -> str:
+        return f"refused: {self.get_reason_display()}"

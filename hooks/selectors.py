@@ -1,5 +1,7 @@
-"""Reads on hooks: the automation a webhook key names, remembered per process for a few seconds."""
+"""Reads on hooks: the automation a webhook key names and what its URL verifies, remembered per process for a few
+seconds."""
 
+from hooks import verification
 from publickeys.models import PublicKey
 from publickeys.selectors import forget_key, forget_keys, remembered_target_id, target_id_for_key
 
@@ -16,13 +18,32 @@ def automation_id_for_hook_key(key: str, fresh: bool = False) -> int | None:
     """The id of the automation whose webhook URL ends in key; a miss costs the one lookup of publickeys.
 
     fresh: ask the database even if this process remembers the key (a miss then forgets it).
+    A key found whose URL's verification this process does not remember has
+    it read too, and remembered as long (hooks/verification.py): one more
+    query on a primary key per key and process every HOOK_KEY_MEMORY_SECONDS,
+    none per webhook.
     """
-    return target_id_for_key(purpose=WEBHOOK, key=key, remember_seconds=HOOK_KEY_MEMORY_SECONDS, fresh=fresh)
+    if not fresh and (found := remembered_target_id(purpose=WEBHOOK, key=key)) is not None:
+        if verification.remembered(found) is None:
+            verification.load(found, HOOK_KEY_MEMORY_SECONDS)
+        return found
+    found = target_id_for_key(purpose=WEBHOOK, key=key, remember_seconds=HOOK_KEY_MEMORY_SECONDS, fresh=True)
+    # Read with the key, so that both expire together; a fresh lookup (before a large body) keeps what is remembered.
+    if found is not None and (not fresh or verification.remembered(found) is None):
+        verification.load(found, HOOK_KEY_MEMORY_SECONDS)
+    return found
 
 
 def remembered_hook_key(key: str) -> int | None:
-    """The automation id for key if this process remembers it, else None (unknown, or not yet looked up)."""
-    return remembered_target_id(purpose=WEBHOOK, key=key)
+    """The automation id for key if this process remembers it and its verification, else None (unknown, or not yet
+    looked up)."""
+    found = remembered_target_id(purpose=WEBHOOK, key=key)
+    return found if found is not None and verification.remembered(found) is not None else None
+
+
+def check_for(automation_id: int) -> verification.Check:
+    """What the automation's URL verifies (hooks/signatures.py), from memory or one query; blocks."""
+    return verification.remembered(automation_id) or verification.load(automation_id, HOOK_KEY_MEMORY_SECONDS)
 
 
 def forget_hook_key(key: str) -> None:

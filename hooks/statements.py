@@ -83,7 +83,17 @@ def original_run_sql(completed: int) -> str:
 # A new delivery's columns: those an accepted request fills (hooks.intake.Accepted has an attribute for
 # each), those every new delivery starts with (a callable: its value at the insert), and those the table
 # fills (null, or its default). hooks/tests/test_statements.py checks that together they are Delivery's fields.
-ACCEPTED = ("automation", "public_id", "method", "path", "query_string", "content_type", "body", "body_digest")
+ACCEPTED = (
+    "automation",
+    "public_id",
+    "method",
+    "path",
+    "query_string",
+    "content_type",
+    "body",
+    "body_digest",
+    "replay_id",
+)
 STARTING = {"status": Delivery.Status.PENDING, "received_at": timezone.now}
 LEFT_TO_THE_TABLE = ("id", "run", "error", "suppressed_by")
 # Batches up to this size use a statement prepared on the connection (one per size); larger ones are rare.
@@ -102,6 +112,13 @@ _WIRE = {
 def insert_deliveries(rows: list) -> None:
     """Insert the rows (hooks.intake.Accepted) in one statement and set each one's pk; errors are Django's.
 
+    A row with a replay_id (a signed delivery) that an earlier delivery of
+    its automation has, or one before it in the same statement, is not
+    inserted and keeps pk None: the statement of a batch holding a signed
+    row skips it (ON CONFLICT DO NOTHING on the partial unique index), so a
+    replay costs its batch nothing. Batches of unsigned rows alone use the
+    plain INSERT.
+
     Outside a transaction the statement commits on its own. On PostgreSQL it
     is prepared once per batch size on the connection and sent through libpq
     with every value in binary: Django's bulk_create builds and quotes the
@@ -110,6 +127,7 @@ def insert_deliveries(rows: list) -> None:
     Django's cursor, with the values prepared as the ORM prepares them.
     """
     fields = [Delivery._meta.get_field(name) for name in ACCEPTED]
+    signed = any(row.replay_id is not None for row in rows)
     if connection.vendor != "postgresql":
         starting = [
             field.get_db_prep_save(value() if callable(value) else value, connection)
@@ -124,12 +142,16 @@ def insert_deliveries(rows: list) -> None:
             + starting
         ]
         with connection.cursor() as cursor:
-            cursor.execute(_insert_sql(len(rows), postgresql=False), values)
+            cursor.execute(_insert_sql(len(rows), postgresql=False, signed=signed), values)
             ids = {public_id: pk for pk, public_id in cursor.fetchall()}
         for row in rows:
-            row.pk = ids[fields[1].get_db_prep_save(row.public_id, connection)]
+            row.pk = ids.get(fields[1].get_db_prep_save(row.public_id, connection))
         return
-    values = [_WIRE[field.get_internal_type()][1](getattr(row, field.attname)) for row in rows for field in fields]
+    values = [
+        None if (value := getattr(row, field.attname)) is None else _WIRE[field.get_internal_type()][1](value)
+        for row in rows
+        for field in fields
+    ]
     formats = [_BINARY] * len(values)
     connection.ensure_connection()
     pgconn = connection.connection.pgconn
@@ -137,21 +159,23 @@ def insert_deliveries(rows: list) -> None:
         if connection.in_atomic_block and pgconn.transaction_status == pq.TransactionStatus.IDLE:
             _checked(pgconn, pgconn.exec_(b"BEGIN"))  # the atomic block has not sent its BEGIN yet (psycopg waits)
         if len(rows) <= PREPARED_BATCH:
-            result = _checked(pgconn, pgconn.exec_prepared(_prepared(pgconn, len(rows)), values, formats, _BINARY))
+            prepared = _prepared(pgconn, len(rows), signed)
+            result = _checked(pgconn, pgconn.exec_prepared(prepared, values, formats, _BINARY))
         else:
-            sql = _insert_sql(len(rows), postgresql=True).encode()
+            sql = _insert_sql(len(rows), postgresql=True, signed=signed).encode()
             result = _checked(pgconn, pgconn.exec_params(sql, values, None, formats, _BINARY))
     ids = {
         result.get_value(n, 1): int.from_bytes(result.get_value(n, 0), "big", signed=True)
         for n in range(result.ntuples)
     }
     for row in rows:
-        row.pk = ids[row.public_id.bytes]
+        row.pk = ids.get(row.public_id.bytes)
 
 
-@functools.lru_cache(maxsize=128)
-def _insert_sql(rows: int, *, postgresql: bool) -> str:
-    """The INSERT of rows deliveries: libpq's $1::type placeholders and the starting values inline, or Django's %s."""
+@functools.lru_cache(maxsize=256)
+def _insert_sql(rows: int, *, postgresql: bool, signed: bool = False) -> str:
+    """The INSERT of rows deliveries: libpq's $1::type placeholders and the starting values inline, or Django's %s;
+    signed: rows whose replay id an earlier row has are skipped."""
     quote = connection.ops.quote_name
     fields = [Delivery._meta.get_field(name) for name in ACCEPTED]
     starting = [Delivery._meta.get_field(name) for name in STARTING]
@@ -173,8 +197,11 @@ def _insert_sql(rows: int, *, postgresql: bool) -> str:
     else:
         values = ", ".join("(" + ", ".join(["%s"] * (width + len(starting))) + ")" for _ in range(rows))
     columns = ", ".join(quote(field.column) for field in fields + starting)
+    automation, replay_id = (quote(Delivery._meta.get_field(name).column) for name in ("automation", "replay_id"))
+    # The conflict target names the partial unique index alone, so that any other error still raises.
+    skip = f"ON CONFLICT ({automation}, {replay_id}) WHERE {replay_id} IS NOT NULL DO NOTHING " if signed else ""
     return (
-        f"INSERT INTO {quote(Delivery._meta.db_table)} ({columns}) VALUES {values} "
+        f"INSERT INTO {quote(Delivery._meta.db_table)} ({columns}) VALUES {values} {skip}"
         f"RETURNING {quote(Delivery._meta.pk.column)}, {quote(fields[1].column)}"
     )
 
@@ -190,14 +217,14 @@ class _PreparedHere(threading.local):
 _prepared_here = _PreparedHere()
 
 
-def _prepared(pgconn: pq.abc.PGconn, rows: int) -> bytes:
+def _prepared(pgconn: pq.abc.PGconn, rows: int, signed: bool) -> bytes:
     here = _prepared_here
     if here.pgconn is not pgconn:
         here.pgconn, here.sizes = pgconn, set()
-    name = b"flowgate_insert_deliveries_%d" % rows
-    if rows not in here.sizes:
-        _checked(pgconn, pgconn.prepare(name, _insert_sql(rows, postgresql=True).encode()))
-        here.sizes.add(rows)
+    name = b"flowgate_insert_%sdeliveries_%d" % (b"signed_" if signed else b"", rows)
+    if (rows, signed) not in here.sizes:
+        _checked(pgconn, pgconn.prepare(name, _insert_sql(rows, postgresql=True, signed=signed).encode()))
+        here.sizes.add((rows, signed))
     return name
 
 

@@ -120,7 +120,7 @@ def _scope(environ: dict) -> dict:
         "query_string": environ.get("QUERY_STRING", "").encode("latin-1"),
         "scheme": environ["wsgi.url_scheme"],
         "server": (environ["SERVER_NAME"], int(environ["SERVER_PORT"])),
-        "client": ("127.0.0.1", 5555),
+        "client": (environ.get("REMOTE_ADDR", "127.0.0.1"), 5555),
     }
 
 

@@ -259,10 +259,11 @@ def test_a_webhook_body_late_on_the_loop_gets_408_and_the_pool_a_late_receive(mo
 
 
 def test_large_bodies_are_held_at_most_threads_at_a_time_from_their_read_to_their_row(monkeypatch):
-    from hooks import asgi, maintenance, selectors
+    from hooks import asgi, maintenance, selectors, verification
 
     monkeypatch.setattr(maintenance, "known", lambda: False)
     monkeypatch.setattr(selectors, "automation_id_for_hook_key", lambda key, fresh=False: 1)
+    monkeypatch.setattr(selectors, "check_for", lambda automation_id: verification.NOTHING)
     monkeypatch.setattr(asgi, "close_old_connections", lambda: None)
     large = scope(headers=[(b"host", b"testserver"), (b"content-length", b"70000")])
     read, stored = [], []
