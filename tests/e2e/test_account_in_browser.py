@@ -93,6 +93,7 @@ def test_an_owners_pages_fit_a_phone(web, phone_page, owner, orders):
         (f"/account/automations/{orders.pk}", "automation"),
         (f"/account/automations/{orders.pk}/runs", "runs"),
         (f"/account/automations/{orders.pk}/definition", "definition"),
+        (f"/account/automations/{orders.pk}/verification", "verification"),
         ("/account/import", "import"),
     ):
         phone_page.open(f"{web.base}{path}", label)
