@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.stack import wait_until
+from tests.e2e.stack import die_with_the_test_run, wait_until
 
 ECHO_APP = """
 async def app(scope, receive, send):
@@ -66,6 +66,7 @@ def serving(tmp_path, app_source: str, *options: str):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        preexec_fn=die_with_the_test_run,
     )
     try:
         children = Path(f"/proc/{server.pid}/task/{server.pid}/children")

@@ -90,7 +90,7 @@ class Stack:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_the_test_run,
+                preexec_fn=die_with_the_test_run,
             )
 
     def start_web(self, *, hooks_process: bool = False, web_only: bool = False) -> None:
@@ -195,7 +195,7 @@ class Stack:
             return False
 
 
-def _die_with_the_test_run() -> None:
+def die_with_the_test_run() -> None:
     """In the child, before exec: killed when the test process ends, however it ends.
 
     A test run stopped from outside (a timeout's SIGKILL) runs no fixture's stop: its gunicorn and Celery would go on
