@@ -35,7 +35,7 @@ def resolve(path: str, context: dict):
     return value
 
 
-def _as_text(value) -> str:
+def as_text(value) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -49,7 +49,7 @@ def render(value, context: dict):
         whole = _WHOLE.match(value)
         if whole:
             return resolve(whole[1], context)
-        return _INSIDE.sub(lambda match: _as_text(resolve(match[1], context)), value)
+        return _INSIDE.sub(lambda match: as_text(resolve(match[1], context)), value)
     if isinstance(value, dict):
         return {key: render(item, context) for key, item in value.items()}
     if isinstance(value, list):

@@ -57,7 +57,7 @@ def _too_large() -> StepFailed:
     return StepFailed(f"the response is larger than {MAX_RESPONSE_BYTES} bytes; reading stopped there")
 
 
-def _read(response: httpx.Response) -> bytes:
+def read_limited(response: httpx.Response) -> bytes:
     """The body, decoded as sent (gzip and the like), failing as soon as it passes MAX_RESPONSE_BYTES."""
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES and "content-encoding" not in response.headers:
@@ -70,7 +70,7 @@ def _read(response: httpx.Response) -> bytes:
     return bytes(content)
 
 
-def _body(response: httpx.Response, content: bytes):
+def decoded_body(response: httpx.Response, content: bytes):
     if "json" in response.headers.get("content-type", ""):
         try:
             return jsonsafe.loads(content.decode("utf-8"))
@@ -107,7 +107,7 @@ def run(settings_: dict, context) -> dict:
             outbound.client(deadline=deadline, allow_private=allow_private, timeout=limit) as client,
             client.stream(**request) as response,
         ):
-            content = _read(response)
+            content = read_limited(response)
     except outbound.AddressRefused as refused:
         raise StepFailed(str(refused)) from None
     except httpx.TimeoutException as error:
@@ -116,7 +116,11 @@ def run(settings_: dict, context) -> dict:
         raise StepFailed(f"{failed}: {error.__class__.__name__}: no complete response within {limit:g} s") from None
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as error:  # ValueError: a header or JSON it cannot encode
         raise StepFailed(f"{failed}: {error.__class__.__name__}: {error}") from None
-    output = {"status": response.status_code, "headers": dict(response.headers), "body": _body(response, content)}
+    output = {
+        "status": response.status_code,
+        "headers": dict(response.headers),
+        "body": decoded_body(response, content),
+    }
     if response.status_code >= 400 and settings_.get("fail_on_error_status", True):
         raise StepFailed(f"{request['method']} {url[:200]} answered {response.status_code}", output)
     return output

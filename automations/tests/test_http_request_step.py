@@ -481,7 +481,7 @@ def test_a_header_that_would_inject_another_is_refused_before_a_byte_is_sent(ser
 def test_a_json_answer_the_run_could_not_store_is_kept_as_text(answer):
     import httpx
 
-    from automations.steps.http_request import _body
+    from automations.steps.http_request import decoded_body
 
     response = httpx.Response(200, headers={"Content-Type": "application/json"})
-    assert _body(response, answer) == answer.decode("utf-8", errors="replace")
+    assert decoded_body(response, answer) == answer.decode("utf-8", errors="replace")
