@@ -1,6 +1,8 @@
 """What the interface suites share besides fixtures: approval steps, form fields, and how a test reaches them."""
 
 import re
+import struct
+import zlib
 from urllib.parse import urlsplit
 
 from hooks import deliveries as hook_deliveries
@@ -59,3 +61,18 @@ def shown_token(client, path: str, **extra) -> str:
 
 
 REPLY = [{"id": "answer", "kind": "chat_reply", "text": "You said: {{trigger.message}}"}]
+
+
+def png() -> bytes:
+    """The smallest PNG: one pixel."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )

@@ -10,7 +10,6 @@ import hashlib
 from typing import NamedTuple
 
 from django.core.exceptions import ValidationError
-from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
 
 MAX_BYTES = 256 * 1024
@@ -48,17 +47,13 @@ def read_logo(upload) -> Logo:
     """
     if upload.size == 0:
         raise ValidationError(_("The file is empty."), code="empty")
-    if upload.size > MAX_BYTES:
-        raise ValidationError(
-            _("The logo is %(size)s; the limit is %(limit)s.")
-            % {"size": filesizeformat(upload.size), "limit": filesizeformat(MAX_BYTES)},
-            code="too_large",
-        )
     upload.seek(0)
-    content = upload.read(MAX_BYTES + 1)
-    if len(content) > MAX_BYTES:  # a size the upload misreported
+    content = upload.read(MAX_BYTES + 1) if upload.size <= MAX_BYTES else b""
+    if upload.size > MAX_BYTES or len(content) > MAX_BYTES:  # the second: a size the upload misreported
         raise ValidationError(
-            _("The logo is larger than %(limit)s.") % {"limit": filesizeformat(MAX_BYTES)}, code="too_large"
+            _("The logo is larger than %(limit)s KB, the limit. Make it smaller and try again.")
+            % {"limit": MAX_BYTES // 1024},
+            code="too_large",
         )
     content_type = sniffed_type(content[:SNIFF_BYTES])
     if content_type is None:

@@ -18,6 +18,10 @@ def taken_message() -> str:
     return _("Another account uses this domain. Choose another one.")
 
 
+def taken_by_another(*, domain: str, owner) -> bool:
+    return WhiteLabelDomain.objects.filter(domain=domain).exclude(owner=owner).exists()
+
+
 @transaction.atomic
 def save_domain(*, owner, domain: str, name: str, logo: Logo | None = None) -> WhiteLabelDomain:
     """Set the owner's domain and name, and the logo when one is given, making the row when there is none.
@@ -31,7 +35,7 @@ def save_domain(*, owner, domain: str, name: str, logo: Logo | None = None) -> W
     if logo is not None:
         row.logo, row.logo_content_type, row.logo_digest = logo.content, logo.content_type, logo.digest
     row.full_clean(validate_unique=False)  # the domain checked and normalized, the name trimmed
-    if WhiteLabelDomain.objects.filter(domain=row.domain).exclude(owner=owner).exists():
+    if taken_by_another(domain=row.domain, owner=owner):
         raise ValidationError({"domain": taken_message()})
     try:
         with transaction.atomic():
