@@ -172,6 +172,8 @@ def test_the_chat_page_and_its_notices_show_the_account(client, acme, make_chat,
     page = client.get(f"/webchat/{key}", **ON_DOMAIN)
     assert page.status_code == 200
     assert_branded(page)
+    script = client.get(f"/webchat/embed.js?key={key}", **ON_DOMAIN)
+    assert script.status_code == 200 and b"Flowgate" not in script.content  # the script a customer's site loads
     _, closed_key = make_chat(enabled=False)
     unavailable = client.get(f"/webchat/{closed_key}", **ON_DOMAIN)
     assert unavailable.status_code == 503
