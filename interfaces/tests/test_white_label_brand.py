@@ -54,7 +54,7 @@ def assert_branded(response, *, name: str = NAME, logo: bool = True) -> None:
         digest = WhiteLabelDomain.objects.get(domain=HOST).logo_digest
         assert f'<img class="brand__logo" src="{logo_url(digest)}" alt="{name}">' in html
     hidden = ' aria-hidden="true"' if logo else ""
-    assert f'<span class="brand__name"{hidden}>{name}</span>' in html
+    assert f'<span class="brand__name" dir="auto"{hidden}>{name}</span>' in html
     assert f" · {name}</title>" in html
 
 
@@ -193,6 +193,22 @@ def test_the_error_pages_show_the_account(client, acme, make_form):
     forged = strict.post(form_path(make_form()), GOOD, **ON_DOMAIN)
     assert forged.status_code == 403
     assert_branded(forged)
+
+
+def test_the_service_s_own_error_pages_stay_django_s(client, acme, make_form):
+    missing = client.get("/nothing-here", **ON_SERVICE)
+    assert missing.status_code == 404 and NAME.encode() not in missing.content
+    strict = Client(enforce_csrf_checks=True)
+    forged = strict.post(form_path(make_form()), GOOD, **ON_SERVICE)
+    assert forged.status_code == 403 and b"CSRF verification failed" in forged.content
+    assert NAME.encode() not in forged.content
+
+
+def test_a_name_s_bidirectional_controls_are_neutralised(client, acme, make_form):
+    WhiteLabelDomain.objects.filter(pk=acme.pk).update(name="Acme \u202eslooT")
+    domains._memory.pop("all")
+    page = client.get(form_path(make_form()), **ON_DOMAIN).content.decode()
+    assert "\u202e" not in page and "slooT" in page
 
 
 def test_the_server_error_page_shows_the_account(client, acme, monkeypatch):
