@@ -5,6 +5,7 @@ served at once by this process and within domains.CACHE_SECONDS by the
 others (domains.forget), as admin's changes are.
 """
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
@@ -30,6 +31,8 @@ def save_domain(*, owner, domain: str, name: str, logo: Logo | None = None) -> W
     the service's own hosts, or one another account uses (told as such,
     also when two owners save the same domain at once).
     """
+    # The owner's row locked first: two saves of one owner (a double click) make one row, the second updating it.
+    get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
     row = WhiteLabelDomain.objects.select_for_update().filter(owner=owner).first() or WhiteLabelDomain(owner=owner)
     row.domain, row.name = domain, name
     if logo is not None:
