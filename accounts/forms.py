@@ -1,14 +1,16 @@
-"""The forms of accounts' pages: sign up, sign in, send the confirmation link again."""
+"""The forms of accounts' pages: sign up, sign in, send the confirmation link again, the white-label domain."""
 
 from django import forms
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm, SetPasswordForm
 from django.core.exceptions import ValidationError
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from accounts import selectors
 from hooks import signatures, verification
 from hooks.models import Verification
+from interfaces.whitelabel import logos
 
 
 class SignUpForm(forms.Form):
@@ -149,3 +151,32 @@ class VerificationForm(forms.Form):
             else:
                 self.add_error("secret", _("Paste the secret the other app shows for this URL."))
         return cleaned
+
+
+class BrandForm(forms.Form):
+    """The owner's white-label domain, the name its pages show, and a new logo (checked by its bytes)."""
+
+    domain = forms.CharField(
+        label=_("Domain"),
+        max_length=253,
+        help_text=_("Such as forms.example.com; a port only if it is not 80 or 443."),
+        widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "off", "spellcheck": "false"}),
+    )
+    name = forms.CharField(
+        label=_("Name shown"),
+        max_length=100,
+        required=False,
+        help_text=_("Shown on the domain's pages, and as the logo's text. Empty: the pages show no name."),
+    )
+    logo = forms.FileField(
+        label=_("New logo"),
+        required=False,
+        help_text=format_lazy(
+            _("PNG, JPEG, WebP or GIF, at most {limit} KB. SVG is not accepted."), limit=logos.MAX_BYTES // 1024
+        ),
+        widget=forms.FileInput(attrs={"accept": "image/png,image/jpeg,image/webp,image/gif"}),
+    )
+
+    def clean_logo(self) -> logos.Logo | None:
+        upload = self.cleaned_data.get("logo")
+        return logos.read_logo(upload) if upload else None

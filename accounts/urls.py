@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from accounts import agent_views, automation_views, run_views, verification_views
+from accounts import agent_views, automation_views, brand_views, run_views, verification_views
 
 urlpatterns = [
     path("", automation_views.automation_list, name="account-automations"),
@@ -20,6 +20,10 @@ urlpatterns = [
     path("automations/<int:automation_id>/runs", run_views.run_list, name="account-runs"),
     path("runs/<int:run_id>", run_views.run_page, name="account-run"),
     path("runs/<int:run_id>/retry", run_views.retry, name="account-retry"),
+    path("brand", brand_views.brand, name="account-brand"),
+    path("brand/logo", brand_views.logo, name="account-brand-logo"),
+    path("brand/logo/remove", brand_views.remove_logo, name="account-brand-remove-logo"),
+    path("brand/remove", brand_views.remove_domain, name="account-brand-remove"),
     path("agents", agent_views.agent_list, name="agents"),
     path("agents/<int:agent_id>/disconnect", agent_views.disconnect, name="agent-disconnect"),
 ]

@@ -57,6 +57,8 @@ ALLOWED_HOSTS = env_list(
     sorted({urlsplit(url).hostname for url in (BASE_URL, HOOKS_URL, MCP_URL)}),
 )
 CSRF_TRUSTED_ORIGINS = [BASE_URL]
+# Django's 403 page on the service's hosts; on a white-label domain, that account's (interfaces/whitelabel/errors.py).
+CSRF_FAILURE_VIEW = "interfaces.whitelabel.errors.csrf_failure"
 
 # How many reverse proxies in front of the service append to X-Forwarded-For.
 # 0 means the client address is REMOTE_ADDR: the header is spoofable and is
@@ -132,6 +134,8 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # On a white-label domain, its account's name and logo instead of the service's (templates/base.html).
+                "interfaces.whitelabel.context.brand",
             ],
         },
     },

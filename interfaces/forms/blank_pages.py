@@ -36,8 +36,10 @@ _pages = process_cache.named("interfaces.blank_form_pages", max_size=1000, secon
 
 
 def page_key(request, version: Hashable) -> tuple:
-    """What a blank page depends on besides the automation's version: language, URLconf (the host) and path prefix."""
-    return (version, get_language(), getattr(request, "urlconf", None), get_script_prefix())
+    """What a blank page depends on besides the automation's version: language, URLconf (the host), path prefix, and
+    on a white-label domain the name and logo it shows (changed by its owner without a new version)."""
+    urlconf, brand = getattr(request, "urlconf", None), getattr(request, "white_label_brand", None)
+    return (version, get_language(), urlconf, get_script_prefix(), brand)
 
 
 def render(request, version: Hashable, context: dict, shown: str) -> str:

@@ -61,10 +61,16 @@ def forget_form_automations(_automation=None) -> None:
     _remembered_forms.clear()
 
 
-def session_run(key: str) -> Run | None:
-    """The run a form session key follows, or None; None too once Processing > Reset ended it while it waited."""
+def session_run(key: str, *, white_label_owner_id: int | None = None) -> Run | None:
+    """The run a form session key follows, or None; None too once Processing > Reset ended it while it waited.
+
+    white_label_owner_id: on a white-label domain, its account; a run of another account's form is then None.
+    """
     run_id = target_id_for_key(purpose=PublicKey.Purpose.FORM_SESSION, key=key)
-    run = Run.objects.filter(pk=run_id or NO_ROW).first()
+    runs_here = Run.objects.filter(pk=run_id or NO_ROW)
+    if white_label_owner_id is not None:
+        runs_here = runs_here.filter(automation__owner_id=white_label_owner_id)
+    run = runs_here.first()
     if run is not None and runs.ended_while_waiting(run):
         return None
     return run

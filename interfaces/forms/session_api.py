@@ -26,7 +26,7 @@ class SessionStateAPI(APIView):
         return never_cache(super().as_view(**initkwargs))
 
     def get(self, request, key: str):
-        run = selectors.session_run(key)
+        run = selectors.session_run(key, white_label_owner_id=getattr(request, "white_label_owner_id", None))
         if run is None:
             raise NotFound("not found")
         return Response({"state": selectors.session_state(run)})

@@ -1,5 +1,7 @@
 """Form pages: hosted forms (/form/{key}), form session pages (/form/run/{key}), one-time forms (/form/s/{key}).
 
+A white-label domain serves the first two, for its own account's forms only.
+
 Each page looks its key up first and answers a miss with the one
 unavailable page. A POST is counted against the form's limits before its
 body is read, and its files are limited while they stream: those views are
@@ -96,9 +98,7 @@ def _submit_hosted(request, automation, handler, scope):
 
 
 def _to_session(request, session_key: str):
-    if getattr(request, "white_label_owner_id", None) is not None:
-        # A white-label domain serves the hosted form alone: the session page is on the service's host.
-        return see_other(f"{settings.BASE_URL}/form/run/{session_key}")
+    # On the host the form was sent on, a white-label domain included: its visitor never leaves the account's name.
     return see_other(f"run/{session_key}")  # /form/{key} -> /form/run/{session key}
 
 
@@ -117,7 +117,7 @@ def _sent_already(request, page: str):
 @csrf_exempt
 @require_http_methods(["GET", "HEAD", "POST"])
 def session_page(request, key: str):
-    run = selectors.session_run(key)
+    run = selectors.session_run(key, white_label_owner_id=getattr(request, "white_label_owner_id", None))
     if run is None:
         return unavailable(request, "form session")
     waiting_for = selectors.waiting_form(run, to="session")

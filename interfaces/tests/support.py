@@ -1,6 +1,8 @@
 """What the interface suites share besides fixtures: approval steps, form fields, and how a test reaches them."""
 
 import re
+import struct
+import zlib
 from urllib.parse import urlsplit
 
 from hooks import deliveries as hook_deliveries
@@ -59,3 +61,14 @@ def shown_token(client, path: str, **extra) -> str:
 
 
 REPLY = [{"id": "answer", "kind": "chat_reply", "text": "You said: {{trigger.message}}"}]
+
+
+def png(width: int = 1, height: int = 1, colour: tuple[int, int, int] = (255, 0, 0)) -> bytes:
+    """A PNG of one colour: one pixel unless told, a logo's size for a screenshot."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = (b"\x00" + bytes(colour) * width) * height  # each row: filter "none", then its pixels
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")

@@ -1,6 +1,7 @@
-{% load i18n %}{% if available %}{% translate "Chat" as open_label %}{% else %}{% translate "Chat unavailable" as open_label %}{% endif %}{% translate "Close chat" as close_label %}/* Flowgate chat widget: one script tag adds a launcher button and the widget's frame to this page.
+{% load i18n %}{% if available %}{% translate "Chat" as open_label %}{% else %}{% translate "Chat unavailable" as open_label %}{% endif %}{% translate "Close chat" as close_label %}{% comment %}The chat widget: one script tag adds a launcher button and the widget's frame to this page.
    Everything is styled with !important inside a shadow root, so the page's CSS cannot reach it; the frame is on
-   Flowgate's own origin, so it never sees this page's cookies or storage. */
+   the service's own origin (or the account's white-label domain), so it never sees this page's cookies or storage.
+   A template comment, not a script one: a white-label domain's script names no service.{% endcomment %}
 (function () {
   "use strict";
   var script = document.currentScript;

@@ -39,7 +39,26 @@ def test_a_form_url_is_on_the_owner_s_white_label_domain_and_served_there(
     on_domain = {"HTTP_HOST": "forms.acme.example", "secure": True}
     data = {spam.SHOWN: shown_token(client, path, **on_domain), "email": "a@b.example", "topic": "sales"}
     sent = client.post(path, data, HTTP_HOST="forms.acme.example", secure=True)
-    assert sent.status_code == 303 and sent["Location"].startswith("https://app.example.com/form/run/")
+    assert sent.status_code == 303 and sent["Location"].startswith("run/")  # the session page, on the same domain
+    session = client.get(f"/form/{sent['Location']}", **on_domain)
+    assert session.status_code == 200
+    state = client.get(f"/form/{sent['Location']}/state", **on_domain)
+    assert state.status_code == 200 and state.json()["state"] in ("busy", "done")
+
+
+def test_a_white_label_domain_answers_another_account_s_session_page_as_a_key_never_issued(
+    hosts, client, make_form, owner, another_account
+):
+    WhiteLabelDomain.objects.create(owner=owner, domain="forms.acme.example")
+    WhiteLabelDomain.objects.create(owner=another_account, domain="forms.other.example")
+    path = automation_services.form_url(make_form(user=another_account)).split("forms.other.example", 1)[1]
+    on_other = {"HTTP_HOST": "forms.other.example", "secure": True}
+    data = {spam.SHOWN: shown_token(client, path, **on_other), "email": "a@b.example", "topic": "sales"}
+    session = "/form/" + client.post(path, data, **on_other)["Location"]
+    assert client.get(session, **on_other).status_code == 200
+    assert client.get(session, HTTP_HOST="forms.acme.example", secure=True).status_code == 404
+    assert client.get(session + "/state", HTTP_HOST="forms.acme.example", secure=True).status_code == 404
+    assert client.get(session, HTTP_HOST="app.example.com", secure=True).status_code == 200
 
 
 def test_a_white_label_domain_answers_another_account_s_form_as_a_key_never_issued(
