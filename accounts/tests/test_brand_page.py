@@ -212,9 +212,9 @@ def test_saving_without_a_file_keeps_the_logo_and_the_logo_can_be_removed(
     assert removed.status_code == 302
     row.refresh_from_db()
     assert row.logo is None and row.logo_digest == "" and row.name == "Acme Renamed"
+    assert "The logo is removed." in signed_in.get(PAGE).content.decode()  # before a 404 page shows the message
     assert signed_in.get(reverse("account-brand-logo")).status_code == 404
     assert Client().get("/brand/logo", HTTP_HOST="forms.acme.example").status_code == 404
-    assert "The logo is removed." in signed_in.get(PAGE).content.decode()
 
 
 def test_removing_the_domain_moves_the_urls_back_at_once(signed_in, owner, django_capture_on_commit_callbacks):
