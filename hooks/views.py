@@ -53,6 +53,7 @@ def web_service(request: HttpRequest, key: str = "") -> HttpResponse:
         headers = error.headers if isinstance(error, WebServiceError) else ()
         reply = Reply(error.status_code, headers, error.detail.encode(), "text/plain")
     cors = answers.cors(request.method, requested, answers.WEB_SERVICE_METHODS)
-    if reply.headers:  # a browser script may read what a respond step set, and Retry-After
-        cors += (("Access-Control-Expose-Headers", ", ".join(name for name, _ in reply.headers)),)
+    exposed = [name for name, value in reply.headers if (name, value) not in webservice.SANDBOXED]
+    if exposed:  # a browser script may read what a respond step set, and Retry-After
+        cors += (("Access-Control-Expose-Headers", ", ".join(exposed)),)
     return response(reply.with_headers(*cors))

@@ -32,7 +32,9 @@ from publickeys import selectors as key_selectors
 from publickeys.models import PublicKey
 from publickeys.redaction import redact
 
-# Headers a respond step may not set: they belong to the connection or to CORS, which this service owns.
+# Headers a respond step may not set: they belong to the connection, to CORS, or to the origin's security, which
+# this service owns. The answer is any account holder's content served from the service's own origin: a cookie
+# it set, a policy it loosened, or a page it let frame would act for whoever opens it.
 _RESERVED = {
     "connection",
     "content-length",
@@ -42,13 +44,23 @@ _RESERVED = {
     "trailer",
     "access-control-allow-origin",
     "access-control-allow-credentials",
+    "set-cookie",
+    "content-security-policy",
+    "content-security-policy-report-only",
+    "x-frame-options",
+    "x-content-type-options",
+    "strict-transport-security",
+    "refresh",
 }
+# Whatever the step's Content-Type, its answer never runs as this origin: an HTML page is shown in an opaque origin,
+# without scripts, forms or plug-ins (as n8n sandboxes a Respond to Webhook node's HTML), and never sniffed.
+SANDBOXED = (("Content-Security-Policy", "sandbox"), ("X-Content-Type-Options", "nosniff"))
 
 
 def _from_response(response: dict) -> Reply:
     headers = [(name, value) for name, value in response["headers"].items() if name.lower() not in _RESERVED]
     content_type = next((value for name, value in headers if name.lower() == "content-type"), None)
-    headers = tuple((name, value) for name, value in headers if name.lower() != "content-type")
+    headers = tuple((name, value) for name, value in headers if name.lower() != "content-type") + SANDBOXED
     body = response["body"]
     if isinstance(body, (dict, list, int, float, bool)) or body is None:
         return Reply(response["status"], headers, json.dumps(body).encode(), content_type or "application/json")

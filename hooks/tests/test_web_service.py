@@ -83,6 +83,33 @@ def test_the_respond_step_cannot_grant_credentials_or_change_cors(client, make_a
     assert response["Content-Type"] == "text/csv"
 
 
+def test_an_html_answer_never_runs_as_the_services_origin_nor_sets_its_cookies_or_policy(client, make_automation):
+    """Anyone with an account writes the answer, and it is served from the service's own host."""
+    automation = make_automation(
+        [
+            {
+                "id": "r",
+                "kind": "respond",
+                "headers": {
+                    "Content-Type": "text/html",
+                    "Set-Cookie": "sessionid=planted; Path=/",
+                    "Content-Security-Policy": "script-src *",
+                    "X-Frame-Options": "ALLOWALL",
+                    "X-Content-Type-Options": "sniff",
+                    "Refresh": "0; url=https://evil.example",
+                },
+                "body": "<script>fetch('/account/')</script>",
+            }
+        ]
+    )
+    response = client.get(service_path(automation))
+    assert response["Content-Type"] == "text/html" and b"<script>" in response.content  # the step's bytes, as sent
+    assert response["Content-Security-Policy"] == "sandbox"  # shown in an opaque origin, its script never run
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert "Set-Cookie" not in response and not response.cookies
+    assert "Refresh" not in response and response.get("X-Frame-Options") != "ALLOWALL"
+
+
 def test_without_a_respond_step_it_answers_when_the_run_ends(client, make_automation):
     automation = make_automation([{"id": "v", "kind": "set_values", "values": {"a": 1}}])
     response = client.post(service_path(automation))
