@@ -20,6 +20,13 @@ def test_the_catalog_answers_only_on_the_base_host(client, three_apps, three_hos
     assert client.get("/catalog/v1/apps", HTTP_HOST="mcp.example.com").status_code == 404
 
 
+def test_admin_and_sign_in_answer_only_on_the_base_host(client, three_hosts):
+    assert client.get("/admin/login/", HTTP_HOST="app.example.com").status_code == 200
+    for host in ("hooks.example.com", "mcp.example.com"):
+        for path in ("/admin/", "/admin/login/", "/login", "/account/"):
+            assert client.get(path, HTTP_HOST=host).status_code == 404, (host, path)
+
+
 def test_a_white_label_domain_does_not_serve_the_catalog_or_admin(client, three_apps, three_hosts):
     assert client.get("/catalog/v1/apps", HTTP_HOST="forms.customer.example").status_code == 404
     assert client.get("/admin/", HTTP_HOST="forms.customer.example").status_code == 404

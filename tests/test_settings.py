@@ -251,3 +251,17 @@ def test_a_command_without_a_secret_key_says_what_to_set_in_one_line(tmp_path):
     result = deploy_check({}, tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith("manage.py: SECRET_KEY is not set") and "Traceback" not in result.stderr
+
+
+def test_cookies_are_secure_on_https_never_readable_by_scripts_and_never_sent_by_other_sites_posts(tmp_path):
+    names = (
+        "s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY, s.SESSION_COOKIE_SAMESITE, "
+        "s.CSRF_COOKIE_SAMESITE, s.SESSION_COOKIE_DOMAIN, s.CSRF_COOKIE_DOMAIN"
+    )
+    secret = {"SECRET_KEY": "a-long-enough-secret-key-for-the-settings-to-start-with-it-0123456789"}
+    https = setting(names, {**secret, "BASE_URL": "https://app.example.com"}, tmp_path / "https")
+    http = setting(names, {"DEBUG": "1", "BASE_URL": "http://127.0.0.1:8000"}, tmp_path / "http")
+    assert https.returncode == http.returncode == 0, https.stderr + http.stderr
+    # Host-only cookies (no Domain): a sibling host under the same parent never gets them.
+    assert json.loads(https.stdout) == [True, True, True, "Lax", "Lax", None, None]
+    assert json.loads(http.stdout)[:2] == [False, False]  # a development server on plain http still signs in

@@ -241,6 +241,22 @@ def test_it_calls_private_addresses_when_allowed(serve, dns, settings):
     assert b"Host: internal.example.test:" in local.received
 
 
+def test_a_redirect_is_the_steps_output_and_never_followed_to_where_it_points(serve, dns, settings):
+    """A public URL that redirects to an internal address would otherwise lead the worker past the address guard."""
+    settings.HTTP_STEP_ALLOW_PRIVATE = True  # the redirecting app is on loopback here
+    inside = serve(read_to_the_end)
+    location = f"http://127.0.0.1:{inside.port}/secret".encode()
+
+    def moved(connection, server):
+        server.read_request(connection)
+        server.send(connection, b"HTTP/1.1 302 Found\r\nLocation: " + location + b"\r\nContent-Length: 0\r\n\r\n")
+
+    redirecting = serve(moved)
+    output = call({"url": f"http://127.0.0.1:{redirecting.port}/go", "fail_on_error_status": False})
+    assert output["status"] == 302 and output["headers"]["location"] == location.decode()
+    assert inside.connections == 0
+
+
 def certificates(tmp_path, name: str) -> dict:
     """A certificate authority and a server certificate for name, signed by it."""
     now = datetime.datetime.now(datetime.UTC)
