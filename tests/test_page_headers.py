@@ -146,3 +146,9 @@ def test_the_cheaper_never_cache_writes_exactly_what_django_s_writes(monkeypatch
     request = RequestFactory().get("/")
     ours, django_s = page_headers.never_cache(view)(request), django_never_cache(view)(request)
     assert dict(ours.headers) == dict(django_s.headers)
+
+
+def test_a_page_whose_address_holds_a_key_never_sends_it_to_another_site_as_its_referer(client):
+    """Approval links carry their key in the query string: same-origin sends no Referer to any other site."""
+    for path in ("/moderation?queue=" + "A" * 32, "/", "/form/" + "A" * 32, "/webchat/" + "A" * 32):
+        assert client.get(path)["Referrer-Policy"] == "same-origin", path
