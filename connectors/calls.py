@@ -31,6 +31,7 @@ NOT_ACTED = frozenset({429, 503})
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 BODYLESS = frozenset({"GET", "HEAD", "DELETE"})
 MESSAGE_CHARS = 300
+PLACEHOLDER = "{{api_key}}"  # where the credential goes, in the app's auth_config
 _PLACEHOLDER = re.compile(r"\{\{\s*(" + paths.PATH + r")\s*\}\}")
 
 
@@ -137,22 +138,20 @@ def _endpoint(operation: Operation, data: dict) -> str:
 
 
 def _place(operation: Operation, credential: str | None, request: dict) -> None:
-    """Put the credential where the app reads it: auth_config's "credential" says where, a bearer header if silent.
+    """Put the credential where the app reads it, as its auth_config's "credential" says; a bearer token if silent.
 
-    {"credential": {"in": "header" | "query", "name": "X-Api-Key", "format": "Token {credential}"}}
+    {"credential": {"headers": {"X-Api-Key": "{{api_key}}"}, "query": {"key": "{{api_key}}"}}}: each value with
+    {{api_key}} replaced by the connection's key or token, as the test_request of a key writes it.
     """
     if operation.auth_type == "none" or not credential:
         return
     where = operation.auth_config.get("credential") if isinstance(operation.auth_config, dict) else None
-    where = where if isinstance(where, dict) else {}
-    place = where.get("in", "header")
-    name = where.get("name") or ("Authorization" if place == "header" else "api_key")
-    default_format = "Bearer {credential}" if name.lower() == "authorization" else "{credential}"
-    value = str(where.get("format") or default_format).replace("{credential}", credential)
-    if place == "query":
-        request["params"][name] = value
-    else:
-        request["headers"][name] = value
+    if not isinstance(where, dict) or not (where.get("headers") or where.get("query")):
+        where = {"headers": {"Authorization": "Bearer " + PLACEHOLDER}}
+    for part, target in (("headers", request["headers"]), ("query", request["params"])):
+        values = where.get(part)
+        for name, value in values.items() if isinstance(values, dict) else ():
+            target[str(name)] = str(value).replace(PLACEHOLDER, credential)
 
 
 def _wait(retry_after: str | None, attempt: int) -> float:

@@ -73,7 +73,7 @@ def test_an_action_sends_its_rendered_template_with_the_credential_as_a_bearer_t
 
 def test_a_get_sends_its_template_as_the_query_and_a_value_never_adds_a_path_segment(private_allowed):
     app = App((200, {}, []))
-    config = {"credential": {"in": "query", "name": "key"}}
+    config = {"credential": {"query": {"key": "{{api_key}}"}}}
     with serving(app.handler()) as base:
         acme = operation(base, "/contacts/{{input.id}}", "GET", template={"q": "{{input.q}}"}, auth_config=config)
         calls.perform(acme, credential=SECRET, data={"id": "a/b?c=1#d", "q": "x y"}, seconds=5)
@@ -85,7 +85,7 @@ def test_a_get_sends_its_template_as_the_query_and_a_value_never_adds_a_path_seg
 
 def test_a_header_named_by_the_app_takes_the_credential_in_its_format(private_allowed):
     app = App((200, {}, {}))
-    config = {"credential": {"name": "X-Api-Key", "format": "Token {credential}"}}
+    config = {"credential": {"headers": {"X-Api-Key": "Token {{api_key}}"}}}
     with serving(app.handler()) as base:
         calls.perform(operation(base, auth_config=config), credential=SECRET, data={}, seconds=5)
     assert app.seen[0]["headers"]["X-Api-Key"] == f"Token {SECRET}"
@@ -145,7 +145,7 @@ def test_a_wait_longer_than_the_time_left_fails_at_once_and_says_so(private_allo
 
 def test_a_client_error_fails_at_once_with_the_apps_words_and_never_the_credential(private_allowed):
     app = App((401, {}, {"error_description": f"invalid key {SECRET[:3]}…\x00\u202e"}))
-    config = {"credential": {"in": "query", "name": "key"}}
+    config = {"credential": {"query": {"key": "{{api_key}}"}}}
     with serving(app.handler()) as base, pytest.raises(CallFailed) as failed:
         calls.perform(operation(base, method="GET", auth_config=config), credential=SECRET, data={}, seconds=5)
     message = str(failed.value)
