@@ -206,10 +206,14 @@ def test_the_loop_reads_maintenance_mode_from_memory_and_asks_a_thread_only_when
     assert maintenance.known() is True
 
 
-def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_goes_on(monkeypatch, caplog):
+def test_a_database_that_is_down_during_a_lookup_is_a_503_logged_once_and_the_loop_goes_on(monkeypatch, caplog):
     from django.db import OperationalError
 
+    from edge.outages import outage
     from hooks import asgi, maintenance, selectors
+
+    monkeypatch.setattr(outage, "since", None)
+    monkeypatch.setattr(outage, "refused", 0)
 
     def down(key, fresh=False):
         raise OperationalError("connection refused")
@@ -222,11 +226,12 @@ def test_a_database_that_is_down_during_a_lookup_is_a_logged_500_and_the_loop_go
     logger.addHandler(caplog.handler)
     try:
         application = asgi.HooksApplication(fallback=None)
-        answers = [call(application, scope(headers=[(b"host", b"testserver")]))[0]["status"] for _ in range(2)]
+        answers = [call(application, scope(headers=[(b"host", b"testserver")]))[0] for _ in range(2)]
     finally:
         logger.removeHandler(caplog.handler)
-    assert answers == [500, 500]
-    assert "connection refused" in caplog.text
+    assert [answer["status"] for answer in answers] == [503, 503]
+    assert all((b"retry-after", b"5") in answer["headers"] for answer in answers)
+    assert caplog.text.count("connection refused") == 1 and "Traceback" not in caplog.text
 
 
 def test_a_webhook_body_late_on_the_loop_gets_408_and_the_pool_a_late_receive(monkeypatch, settings):
