@@ -251,3 +251,30 @@ def test_a_command_without_a_secret_key_says_what_to_set_in_one_line(tmp_path):
     result = deploy_check({}, tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith("manage.py: SECRET_KEY is not set") and "Traceback" not in result.stderr
+
+
+def test_missing_connection_keys_outside_debug_stop_start_up(tmp_path):
+    clean = {k: v for k, v in os.environ.items() if k != "CONNECTION_KEYS"}
+    environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path)}
+    environment.update({"SECRET_KEY": "x" * 50, "DEBUG": "0"})
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=environment, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "CONNECTION_KEYS is not set" in result.stderr
+
+
+def test_with_debug_on_connection_keys_default_to_one_derived_from_the_secret(tmp_path):
+    clean = {k: v for k, v in os.environ.items() if k not in (*SET_BY_EACH_TEST, "CONNECTION_KEYS")}
+    environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path)}
+    probe = "import django; django.setup(); from django.conf import settings as s; print(len(s.CONNECTION_KEYS))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env={**environment, "DEBUG": "1"}, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"
+
+
+@pytest.mark.parametrize("value", ["not-a-key", "c2hvcnQ=", "dGVzdC1vbmx5LWNvbm5lY3Rpb24ta2V5LTAwMDAwMDA=,nope"])
+def test_a_connection_key_that_is_no_fernet_key_is_refused_with_its_name(monkeypatch, value):
+    monkeypatch.setenv("CONNECTION_KEYS", value)
+    with pytest.raises(ImproperlyConfigured, match="CONNECTION_KEYS: key"):
+        env.env_fernet_keys("CONNECTION_KEYS")
