@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from accounts import agent_views, automation_views, run_views, verification_views
+from accounts import agent_views, automation_views, connection_views, run_views, verification_views
 
 urlpatterns = [
     path("", automation_views.automation_list, name="account-automations"),
@@ -20,6 +20,12 @@ urlpatterns = [
     path("automations/<int:automation_id>/runs", run_views.run_list, name="account-runs"),
     path("runs/<int:run_id>", run_views.run_page, name="account-run"),
     path("runs/<int:run_id>/retry", run_views.retry, name="account-retry"),
+    path("connections", connection_views.connection_list, name="account-connections"),
+    path("connections/new", connection_views.connect, name="account-connect"),
+    path("connections/<int:connection_id>", connection_views.connection_page, name="account-connection"),
+    path("connections/<int:connection_id>/name", connection_views.rename, name="account-connection-rename"),
+    path("connections/<int:connection_id>/key", connection_views.reconnect, name="account-connection-reconnect"),
+    path("connections/<int:connection_id>/delete", connection_views.delete, name="account-connection-delete"),
     path("agents", agent_views.agent_list, name="agents"),
     path("agents/<int:agent_id>/disconnect", agent_views.disconnect, name="agent-disconnect"),
 ]

@@ -9,15 +9,15 @@ from catalog.models import App
 from conftest import app_doc
 from connections import checking, keys, services
 from connections.models import Connection
-from connections.tests.conftest import GOOD_KEY
+from connections.tests.fixtures import GOOD_KEY
 from tests.local_apps import QuietHandler, serving
 
 pytestmark = pytest.mark.django_db
 
 
-def test_a_key_the_app_refuses_is_not_saved_and_the_apps_message_is_said(owner, acorn, acorn_api):
+def test_a_key_the_app_refuses_is_not_saved_and_the_apps_message_is_said(owner, acorn_app, acorn_api):
     with pytest.raises(checking.Refused) as refused:
-        services.connect(owner=owner, app=acorn, label="Sales", credential="sk-wrong-key-0000")
+        services.connect(owner=owner, app=acorn_app, label="Sales", credential="sk-wrong-key-0000")
     assert str(refused.value) == (
         "Acorn CRM refused the key (401). It said: Invalid API key. Make a new one under Settings > API."
     )
@@ -25,10 +25,10 @@ def test_a_key_the_app_refuses_is_not_saved_and_the_apps_message_is_said(owner, 
     assert acorn_api[1] == [{"path": "/v1/me", "authorization": "Bearer sk-wrong-key-0000"}]
 
 
-def test_the_test_call_to_an_internal_address_is_refused_by_the_address_guard(owner, acorn, acorn_api, settings):
+def test_the_test_call_to_an_internal_address_is_refused_by_the_address_guard(owner, acorn_app, acorn_api, settings):
     settings.HTTP_STEP_ALLOW_PRIVATE = False
     with pytest.raises(checking.Refused, match="inside this service's network"):
-        services.connect(owner=owner, app=acorn, label="Sales", credential=GOOD_KEY)
+        services.connect(owner=owner, app=acorn_app, label="Sales", credential=GOOD_KEY)
     assert not Connection.objects.exists()
     assert acorn_api[1] == []  # nothing reached the server
 
@@ -57,8 +57,8 @@ def test_an_app_that_cannot_be_reached_saves_nothing(owner, make_catalog, settin
     assert not Connection.objects.exists()
 
 
-def test_a_key_the_app_accepts_is_saved_sealed_and_checked(owner, acorn, acorn_api):
-    connection = services.connect(owner=owner, app=acorn, label=" Sales ", credential=f" {GOOD_KEY} ")
+def test_a_key_the_app_accepts_is_saved_sealed_and_checked(owner, acorn_app, acorn_api):
+    connection = services.connect(owner=owner, app=acorn_app, label=" Sales ", credential=f" {GOOD_KEY} ")
     row = Connection.objects.get(pk=connection.pk)
     assert (row.label, row.auth_type, row.state) == ("Sales", "api_key", Connection.State.CONNECTED)
     assert keys.unseal(row.credential_sealed) == GOOD_KEY and GOOD_KEY not in row.credential_sealed
@@ -115,8 +115,8 @@ def test_an_oauth_app_is_not_connectable_yet(owner, plain_apps):
     assert not Connection.objects.exists()
 
 
-def test_reconnecting_replaces_the_key_and_clears_the_problem(owner, acorn, acorn_api):
-    connection = services.connect(owner=owner, app=acorn, label="Sales", credential=GOOD_KEY)
+def test_reconnecting_replaces_the_key_and_clears_the_problem(owner, acorn_app, acorn_api):
+    connection = services.connect(owner=owner, app=acorn_app, label="Sales", credential=GOOD_KEY)
     services.needs_reconnection(connection=connection, problem="The key was revoked.")
     with pytest.raises(checking.Refused):
         services.reconnect(connection=Connection.objects.get(pk=connection.pk), credential="sk-bad-000000")
@@ -126,11 +126,11 @@ def test_reconnecting_replaces_the_key_and_clears_the_problem(owner, acorn, acor
     assert (row.state, row.problem) == (Connection.State.CONNECTED, "")
 
 
-def test_the_key_never_reaches_the_log(owner, acorn, caplog):
+def test_the_key_never_reaches_the_log(owner, acorn_app, caplog):
     caplog.set_level(logging.DEBUG)
     with pytest.raises(checking.Refused):
-        services.connect(owner=owner, app=acorn, label="Sales", credential="sk-never-logged-1111")
-    services.connect(owner=owner, app=acorn, label="Sales", credential=GOOD_KEY)
+        services.connect(owner=owner, app=acorn_app, label="Sales", credential="sk-never-logged-1111")
+    services.connect(owner=owner, app=acorn_app, label="Sales", credential=GOOD_KEY)
     assert "sk-never-logged-1111" not in caplog.text and GOOD_KEY not in caplog.text
 
 

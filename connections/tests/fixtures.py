@@ -1,4 +1,5 @@
-"""Personas of the connections' tests: an api_key app whose test call reaches a local server, and its owner."""
+"""Fixtures of connections (a plugin of the root conftest.py): an api_key app whose test call reaches a local server,
+and apps of the other auth_types."""
 
 import json
 from http.server import BaseHTTPRequestHandler
@@ -44,7 +45,7 @@ def acorn_api():
 
 
 @pytest.fixture
-def acorn(make_catalog, acorn_api, settings):
+def acorn_app(make_catalog, acorn_api, settings):
     """The api_key app "Acorn CRM", its test call on the local server."""
     settings.HTTP_STEP_ALLOW_PRIVATE = True
     base, _ = acorn_api
