@@ -84,7 +84,10 @@ def check_key(*, app, key: str) -> None:
         reason = _("%(app)s refused the key (%(status)d).") % values
     else:
         reason = _("%(app)s answered %(status)d to the test call.") % values
-    raise Refused(f"{reason} {_('It said: %(message)s') % values}" if message else reason)
+    if message:
+        said = _("It said: %(message)s") % values
+        reason = f"{reason} {said}"
+    raise Refused(reason)
 
 
 def _request(described: dict, key: str) -> dict:
