@@ -205,3 +205,34 @@ def test_the_key_is_never_in_the_log_an_export_or_admin(
     assert "…good" in admin_page and GOOD_KEY not in admin_page and connection.credential_sealed not in admin_page
     listing = staff_client.get("/admin/connections/connection/").content.decode()
     assert "Sales" in listing and GOOD_KEY not in listing
+
+
+def test_a_connection_to_an_app_retired_past_its_window_stays_listed_and_can_be_deleted(signed_in, mine):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    mine.app.retired_at = timezone.now() - timedelta(days=400)
+    mine.app.save()
+    assert signed_in.get(f"{PAGE}/new?app=acorn-crm").status_code == 404  # no longer connectable
+    html = signed_in.get(PAGE).content.decode()
+    assert "Sales" in html and "app retired" in html
+    assert signed_in.post(f"{PAGE}/{mine.pk}/delete").status_code == 302
+    assert not Connection.objects.exists()
+
+
+def test_an_app_with_connections_cannot_be_deleted(mine):
+    from django.db.models import ProtectedError
+
+    with pytest.raises(ProtectedError):
+        mine.app.delete()
+
+
+def test_the_pages_speak_german(signed_in, mine):
+    german = {"HTTP_ACCEPT_LANGUAGE": "de"}
+    assert "Ihre Verbindungen" in signed_in.get(PAGE, **german).content.decode()
+    response = signed_in.post(f"{PAGE}/{mine.pk}/key", {"reconnect-credential": "sk-wrong-5555"}, **german)
+    assert "Acorn CRM hat den Schlüssel abgelehnt (401). Die Antwort lautete: Invalid API key." in (
+        response.content.decode()
+    )
+    assert "„Sales“ löschen?" in signed_in.get(f"{PAGE}/{mine.pk}/delete", **german).content.decode()
