@@ -39,6 +39,12 @@ class CredentialForm(forms.Form):
         if field_label:
             self.fields["credential"].label = field_label
 
+    def clean_credential(self):
+        credential = self.cleaned_data["credential"]
+        if problem := services.credential_problem(credential):
+            raise forms.ValidationError(problem)
+        return credential
+
 
 class ConnectForm(LabelForm, CredentialForm):
     field_order = ["label", "credential"]

@@ -111,22 +111,18 @@ def reconnect(request: HttpRequest, connection_id: int) -> HttpResponse:
     """A new key, checked by the app's test call as when connecting; refused, the saved one stays."""
     connection = _own(request, connection_id)
     kind = auth_types.of(connection.app.auth_type)
-    form = CredentialForm(request.POST, prefix="reconnect", field_label=kind.field_label)
     if not kind.takes_credential:
-        form = None
-    elif form.is_valid():
+        messages.info(request, _("This connection has no key to replace."))
+        return redirect("account-connection", connection_id=connection.pk)
+    form = CredentialForm(request.POST, prefix="reconnect", field_label=kind.field_label)
+    if form.is_valid():
         try:
             services.reconnect(connection=connection, credential=form.cleaned_data["credential"])
         except checking.Refused as refused:
             form.add_error("credential", str(refused))
-        except services.NotConnectable as refusal:
-            form.add_error(None, str(refusal))
-    if form is None or not form.errors:
-        if form is None:
-            messages.info(request, _("This connection has no key to replace."))
         else:
             messages.success(request, _("Reconnected: the new key is saved."))
-        return redirect("account-connection", connection_id=connection.pk)
+            return redirect("account-connection", connection_id=connection.pk)
     return _connection_page(request, connection, credential_form=form, status=400)
 
 

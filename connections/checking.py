@@ -20,7 +20,6 @@ own message when its body carries one.
 
 import json
 import time
-from dataclasses import dataclass
 
 import httpx
 from django.conf import settings
@@ -34,14 +33,8 @@ MAX_MESSAGE = 300
 READ_AT_MOST = 64 * 1024
 
 
-@dataclass(frozen=True)
 class Refused(Exception):
-    """The key was not accepted; reason is in the owner's words, with the app's message when it gave one."""
-
-    reason: str
-
-    def __str__(self) -> str:
-        return self.reason
+    """The key was not accepted; its message is in the owner's words, with the app's own when it gave one."""
 
 
 def test_request_of(app) -> dict | None:

@@ -236,3 +236,9 @@ def test_the_pages_speak_german(signed_in, mine):
         response.content.decode()
     )
     assert "„Sales“ löschen?" in signed_in.get(f"{PAGE}/{mine.pk}/delete", **german).content.decode()
+
+
+def test_a_key_of_several_lines_is_refused_before_any_call(signed_in, acorn_app, acorn_api):
+    response = signed_in.post(f"{PAGE}/new", {"app": "acorn-crm", "label": "Sales", "credential": "sk-a\nsk-b-0000"})
+    assert response.status_code == 400 and "That is not a key" in response.content.decode()
+    assert acorn_api[1] == [] and not Connection.objects.exists()
