@@ -4,6 +4,7 @@ api_key app whose test call reaches a local server standing in for it, a refused
 import pytest
 from django.test import Client
 
+from catalog.models import App
 from conftest import app_doc
 from connections.models import Connection
 from connections.tests.fixtures import GOOD_KEY
@@ -28,6 +29,7 @@ def acorn_catalog(make_catalog, acorn_api):
     make_catalog(
         app_doc("acorn-crm", name="Acorn CRM", auth_type="api_key", auth_config={"test_request": test_request})
     )
+    return App.objects.get(slug="acorn-crm")
 
 
 def signed_in(page, web, owner) -> None:
@@ -70,3 +72,36 @@ def test_an_owner_connects_an_api_key_app_and_sees_it_listed(web, page, phone_pa
     assert row.get_by_role("link", name="Sales team").is_visible()
     assert "…good" in row.inner_text() and "connected" in row.inner_text()
     assert GOOD_KEY not in raw.content()
+
+
+def test_an_owner_chooses_an_app_and_deletes_a_connection_an_automation_uses(
+    web, phone_page, owner, acorn_catalog, make_automation, settings
+):
+    from connections import services
+
+    settings.HTTP_STEP_ALLOW_PRIVATE = True  # the connection made here, in the test's process
+    page, raw = phone_page, phone_page.raw
+    connection = services.connect(owner=owner, app=acorn_catalog, label="Sales team", credential=GOOD_KEY)
+    automation = make_automation([{"id": "use", "kind": "set_values", "values": {"connection": connection.pk}}])
+    automation.name = "Sync leads"
+    automation.save()
+    signed_in(page, web, owner)
+
+    page.open(f"{web.base}/account/connections/new", "choose-an-app")
+    raw.get_by_label("Find an app").fill("acorn")
+    raw.get_by_role("button", name="Search").click()
+    page.check("found")
+    assert raw.get_by_role("link", name="Acorn CRM").get_attribute("href") == "/account/connections/new?app=acorn-crm"
+
+    page.open(f"{web.base}/account/connections/{connection.pk}", "a-connection")
+    assert_fits_the_screen(page)
+    raw.get_by_role("link", name="Delete this connection…").click()
+    page.check("delete-blocked")
+    assert_fits_the_screen(page)
+    assert raw.get_by_role("alert").get_by_role("link", name="Sync leads").is_visible()
+    raw.get_by_role("button", name="Turn off 1 automation and delete").click()
+    page.check("deleted")
+    assert "Turned off first: “Sync leads”." in raw.get_by_role("status").inner_text()
+    assert not Connection.objects.exists()
+    automation.refresh_from_db()
+    assert not automation.enabled
