@@ -13,6 +13,7 @@ from django.db.models import Q
 
 from automations import references, services
 from automations.models import Automation
+from catalog.models import is_slug
 from catalog.selectors import connectable_apps
 from connections import services as connection_services
 from connections.models import Connection
@@ -55,8 +56,8 @@ def apps_to_connect(query: str = ""):
 
 
 def connectable_app(slug: str):
-    from catalog.models import is_slug
-
+    """The app of slug when it can be connected (the feed's rule), else None; a slug that cannot be one asks no
+    query."""
     return connectable_apps().filter(slug=slug).first() if is_slug(slug) else None
 
 

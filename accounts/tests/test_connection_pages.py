@@ -242,3 +242,11 @@ def test_a_key_of_several_lines_is_refused_before_any_call(signed_in, acorn_app,
     response = signed_in.post(f"{PAGE}/new", {"app": "acorn-crm", "label": "Sales", "credential": "sk-a\nsk-b-0000"})
     assert response.status_code == 400 and "That is not a key" in response.content.decode()
     assert acorn_api[1] == [] and not Connection.objects.exists()
+
+
+def test_the_pasted_key_is_left_out_of_error_reports(signed_in, acorn_app):
+    from django.views.debug import SafeExceptionReporterFilter
+
+    response = signed_in.post(f"{PAGE}/new", {"app": "acorn-crm", "label": "Sales", "credential": "sk-report-8888"})
+    reported = SafeExceptionReporterFilter().get_post_parameters(response.wsgi_request)
+    assert reported["credential"] != "sk-report-8888" and reported["label"] == "Sales"
