@@ -11,6 +11,9 @@ from edge import process_cache
 from hooks import intake
 from tests.processes import HooksProcess, WebProcess
 
+# Other apps standing in for connected ones, shared by the connections' and the owner's pages' tests.
+pytest_plugins = ["connections.tests.fixtures"]
+
 
 @pytest.fixture(autouse=True)
 def _clean_state():

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from accounts import agent_views, automation_views, brand_views, run_views, verification_views
+from accounts import agent_views, automation_views, brand_views, connection_views, run_views, verification_views
 
 urlpatterns = [
     path("", automation_views.automation_list, name="account-automations"),
@@ -24,6 +24,12 @@ urlpatterns = [
     path("brand/logo", brand_views.logo, name="account-brand-logo"),
     path("brand/logo/remove", brand_views.remove_logo, name="account-brand-remove-logo"),
     path("brand/remove", brand_views.remove_domain, name="account-brand-remove"),
+    path("connections", connection_views.connection_list, name="account-connections"),
+    path("connections/new", connection_views.connect, name="account-connect"),
+    path("connections/<int:connection_id>", connection_views.connection_page, name="account-connection"),
+    path("connections/<int:connection_id>/name", connection_views.rename, name="account-connection-rename"),
+    path("connections/<int:connection_id>/key", connection_views.reconnect, name="account-connection-reconnect"),
+    path("connections/<int:connection_id>/delete", connection_views.delete, name="account-connection-delete"),
     path("agents", agent_views.agent_list, name="agents"),
     path("agents/<int:agent_id>/disconnect", agent_views.disconnect, name="agent-disconnect"),
 ]

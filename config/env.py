@@ -91,3 +91,22 @@ def web_service_timeout() -> int:
 def request_body_timeout() -> int:
     """REQUEST_BODY_TIMEOUT_SECONDS: read by settings and by the hooks process's worker, whose headers have as long."""
     return env_int("REQUEST_BODY_TIMEOUT_SECONDS", 60, minimum=1)
+
+
+def env_fernet_keys(name: str) -> list[str]:
+    """Comma-separated Fernet keys (32 url-safe base64 bytes each), newest first; [] when unset."""
+    import base64
+    import binascii
+
+    keys = env_list(name)
+    for position, key in enumerate(keys, start=1):
+        try:
+            valid = len(base64.urlsafe_b64decode(key.encode("ascii"))) == 32
+        except (binascii.Error, ValueError):
+            valid = False
+        if not valid:
+            raise ImproperlyConfigured(
+                f"{name}: key {position} is not a Fernet key (32 bytes in url-safe base64; make one with "
+                "python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())')"
+            )
+    return keys

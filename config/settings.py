@@ -15,6 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from config.devsecret import development_secret
 from config.env import (
     env_bool,
+    env_fernet_keys,
     env_int,
     env_list,
     env_rate,
@@ -24,7 +25,7 @@ from config.env import (
     request_body_timeout,
     web_service_timeout,
 )
-from config.startup_checks import refuse_debug_beyond_loopback, refuse_listen_only_host
+from config.startup_checks import connection_keys, refuse_debug_beyond_loopback, refuse_listen_only_host
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("FLOWGATE_VAR_DIR", str(BASE_DIR / "var")))
@@ -82,6 +83,7 @@ INSTALLED_APPS = [
     "automations",
     "hooks",
     "interfaces",
+    "connections",
     "accounts",
     "oauth2_provider",
     "mcp_auth",
@@ -286,6 +288,11 @@ CATALOG_BULK_MINUTE = env_int("CATALOG_BULK_MINUTE", 0, minimum=0)
 # Keys of public URLs are looked up by their HMAC and kept encrypted under
 # this secret; changing it retires every issued URL (publickeys/crypto.py).
 URL_KEY_SECRET = env_str("URL_KEY_SECRET") or SECRET_KEY
+# Fernet keys sealing owners' credentials on other apps, newest first: the first seals, any opens. Rotation:
+# put a new key first, run manage.py rotate_connection_keys, then drop the old one (docs/connections.md).
+CONNECTION_KEYS = connection_keys(env_fernet_keys("CONNECTION_KEYS"), debug=DEBUG, secret_key=SECRET_KEY)
+# The call that checks a pasted key (the app's auth_config "test_request") ends within this many seconds.
+CONNECTION_CHECK_TIMEOUT_SECONDS = env_int("CONNECTION_CHECK_TIMEOUT_SECONDS", 10, minimum=1, maximum=60)
 # Bodies larger than this get 413 before they are read.
 HOOK_MAX_BODY_BYTES = env_int("HOOK_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1)
 # A request body not complete this long after its request arrived is cut off

@@ -55,3 +55,25 @@ def refuse_listen_only_host(name: str, url: str) -> None:
             f"{name}={url} names {host}, an address to listen on, not one clients reach. "
             f"Set {name} to the URL clients use, such as http://192.0.2.10:8000 or https://app.example.com."
         )
+
+
+def connection_keys(keys: list[str], *, debug: bool, secret_key: str) -> list[str]:
+    """CONNECTION_KEYS as set; with DEBUG and none set, one derived from SECRET_KEY; else stop start-up.
+
+    The keys seal owners' credentials on other apps (docs/connections.md). A
+    key derived from SECRET_KEY would tie those credentials to a secret that is
+    rotated for other reasons, so a deployment names its own.
+    """
+    if keys:
+        return keys
+    if not debug:
+        raise ImproperlyConfigured(
+            "CONNECTION_KEYS is not set. Set it to a Fernet key "
+            "(python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'), "
+            "or set DEBUG=1 for local development."
+        )
+    import base64
+    import hmac
+
+    derived = hmac.digest(secret_key.encode(), b"flowgate-connection-credentials", "sha256")
+    return [base64.urlsafe_b64encode(derived).decode()]

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit, urlunsplit
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-any-deployment")
 # A secret of its own, as check flowgate.W001 asks of a deployment.
 os.environ.setdefault("URL_KEY_SECRET", "test-only-url-key-secret-not-for-any-deployment")
+# A Fernet key of the tests' own, as a deployment sets one (docs/connections.md).
+os.environ.setdefault("CONNECTION_KEYS", "dGVzdC1vbmx5LWNvbm5lY3Rpb24ta2V5LTAwMDAwMDA=")
 os.environ.setdefault("BASE_URL", "http://testserver")
 # Builds must be visible to the very next request in a test.
 os.environ.setdefault("FEED_VERSION_CHECK_SECONDS", "0")

@@ -258,10 +258,40 @@ def test_cookies_are_secure_on_https_never_readable_by_scripts_and_never_sent_by
         "s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY, s.SESSION_COOKIE_SAMESITE, "
         "s.CSRF_COOKIE_SAMESITE, s.SESSION_COOKIE_DOMAIN, s.CSRF_COOKIE_DOMAIN"
     )
-    secret = {"SECRET_KEY": "a-long-enough-secret-key-for-the-settings-to-start-with-it-0123456789"}
+    secret = {
+        "SECRET_KEY": "a-long-enough-secret-key-for-the-settings-to-start-with-it-0123456789",
+        "CONNECTION_KEYS": "dGVzdC1vbmx5LWNvbm5lY3Rpb24ta2V5LTAwMDAwMDA=",
+    }
     https = setting(names, {**secret, "BASE_URL": "https://app.example.com"}, tmp_path / "https")
     http = setting(names, {"DEBUG": "1", "BASE_URL": "http://127.0.0.1:8000"}, tmp_path / "http")
     assert https.returncode == http.returncode == 0, https.stderr + http.stderr
     # Host-only cookies (no Domain): a sibling host under the same parent never gets them.
     assert json.loads(https.stdout) == [True, True, True, "Lax", "Lax", None, None]
     assert json.loads(http.stdout)[:2] == [False, False]  # a development server on plain http still signs in
+
+
+def test_missing_connection_keys_outside_debug_stop_start_up(tmp_path):
+    clean = {k: v for k, v in os.environ.items() if k != "CONNECTION_KEYS"}
+    environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path)}
+    environment.update({"SECRET_KEY": "x" * 50, "DEBUG": "0"})
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=environment, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "CONNECTION_KEYS is not set" in result.stderr
+
+
+def test_with_debug_on_connection_keys_default_to_one_derived_from_the_secret(tmp_path):
+    clean = {k: v for k, v in os.environ.items() if k not in (*SET_BY_EACH_TEST, "CONNECTION_KEYS")}
+    environment = {**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "FLOWGATE_VAR_DIR": str(tmp_path)}
+    probe = "import django; django.setup(); from django.conf import settings as s; print(len(s.CONNECTION_KEYS))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env={**environment, "DEBUG": "1"}, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"
+
+
+@pytest.mark.parametrize("value", ["not-a-key", "c2hvcnQ=", "dGVzdC1vbmx5LWNvbm5lY3Rpb24ta2V5LTAwMDAwMDA=,nope"])
+def test_a_connection_key_that_is_no_fernet_key_is_refused_with_its_name(monkeypatch, value):
+    monkeypatch.setenv("CONNECTION_KEYS", value)
+    with pytest.raises(ImproperlyConfigured, match="CONNECTION_KEYS: key"):
+        env.env_fernet_keys("CONNECTION_KEYS")

@@ -33,7 +33,7 @@ def test_the_app_a_sign_up_named_is_offered_to_a_signed_in_account(client, owner
     assert "Connect Acorn CRM" not in client.get("/?app=acorn-crm").content.decode()
     client.force_login(owner)
     html = client.get("/?app=acorn-crm").content.decode()
-    assert "Connect Acorn CRM" in html and 'href="/catalog/v1/apps/acorn-crm"' in html
+    assert "Connect Acorn CRM" in html and 'href="/account/connections/new?app=acorn-crm"' in html
     for other in ("nothing-here", "ACORN-CRM", "%00"):
         assert "Connect" not in client.get(f"/?app={other}").content.decode()
 

@@ -109,6 +109,18 @@ def test_get_automation_shows_its_urls_and_definition(mcp, make_automation):
     assert shown["urls"]["web_service"].startswith("http://testserver/webservice-")
 
 
+def test_a_connections_key_is_never_in_a_tool_result(mcp, make_automation, owner, plain_apps):
+    from connections import services as connections
+
+    connection = connections.connect(owner=owner, app=plain_apps["token_mint"], label="Mint", credential="tok-9f8e7d6c")
+    automation = make_automation([{"id": "use", "kind": "set_values", "values": {"connection": connection.pk}}])
+    shown = structured(mcp.call("get_automation", {"automation_id": str(automation.uuid)}))
+    listed = structured(mcp.call("list_automations"))
+    assert shown["definition"]["steps"][0]["values"] == {"connection": connection.pk}
+    for result in (str(shown), str(listed)):
+        assert "tok-9f8e7d6c" not in result and connection.credential_sealed not in result
+
+
 @pytest.mark.parametrize("tool", ["get_automation", "turn_off_automation", "turn_on_automation", "list_runs"])
 def test_another_accounts_automation_looks_like_no_automation(mcp, make_automation, another_account, tool):
     theirs = make_automation(user=another_account, enabled=True)

@@ -70,6 +70,7 @@ class Stack:
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "SECRET_KEY": settings.SECRET_KEY,
             "URL_KEY_SECRET": settings.URL_KEY_SECRET,
+            "CONNECTION_KEYS": ",".join(settings.CONNECTION_KEYS),
             "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
             "REDIS_URL": settings.REDIS_URL,
             "BASE_URL": self.base,

@@ -88,8 +88,8 @@ def test_sign_up_confirm_sign_in_and_sign_out(web, make_catalog, request, size):
     check(page, "home-offers-the-app", phone)
     assert raw.url == f"{web.base}/?app=acorn-crm"
     assert raw.get_by_role("heading", name="Connect Acorn CRM").is_visible()
-    assert raw.get_by_role("link", name="Acorn CRM in the catalog").get_attribute("href") == (
-        "/catalog/v1/apps/acorn-crm"
+    assert raw.get_by_role("link", name="Connect Acorn CRM").get_attribute("href") == (
+        "/account/connections/new?app=acorn-crm"
     )
     assert raw.get_by_role("link", name="Your automations").get_attribute("href") == "/account/"
 
