@@ -24,3 +24,33 @@ def connection_ids(definition) -> set[int]:
         elif isinstance(value, list):
             pending.extend((item, depth + 1) for item in value)
     return found
+
+
+def owner_errors(document, owner_id: int) -> list[str]:
+    """Each app step whose connection is not one of the owner's connections to its app, with the step's path.
+
+    Checked when a definition is saved for an owner (automations/services.py), since the definition's schema knows
+    no owner; the step checks again before each call, as a connection may be deleted or given away since.
+    """
+    from connections.models import Connection
+
+    steps = document.get("steps") if isinstance(document, dict) else None
+    named = [
+        (index, step["connection"], step.get("app"))
+        for index, step in enumerate(steps if isinstance(steps, list) else [])
+        if isinstance(step, dict)
+        and isinstance(step.get("connection"), int)
+        and not isinstance(step["connection"], bool)
+    ]
+    if not named:
+        return []
+    apps = dict(
+        Connection.objects.filter(owner_id=owner_id, pk__in={connection for _, connection, _ in named}).values_list(
+            "pk", "app__slug"
+        )
+    )
+    return [
+        f"$.steps[{index}].connection: {connection} is not one of your connections to {app!r}"
+        for index, connection, app in named
+        if apps.get(connection) != app
+    ]

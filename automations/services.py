@@ -8,7 +8,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from automations import definition as definitions
-from automations import deletion, runs, signals, triggers
+from automations import deletion, references, runs, signals, triggers
 from automations.exceptions import NotOff, QuotaExceeded
 from automations.models import Automation, LookupRow, Run, WebServiceUsage
 from automations.triggers import TriggerRefused
@@ -25,9 +25,12 @@ def url_purposes() -> list[str]:
 ENDED_BY_RESET = "the automation was reset (Processing > Reset)"
 
 
-def _stored(document: dict) -> dict:
-    """The validated document as stored: its name lives on the automation, not in the definition."""
+def _stored(document: dict, owner_id: int) -> dict:
+    """The validated document as stored: its name lives on the automation, not in the definition. The connections its
+    app steps name must be the owner's, to the apps they name."""
     definitions.validate(document)
+    if problems := references.owner_errors(document, owner_id):
+        raise definitions.InvalidDefinition(problems)
     return {key: value for key, value in document.items() if key != "name"}
 
 
@@ -38,7 +41,8 @@ def create_automation(*, owner, name: str, definition: dict, enabled: bool = Fal
     raised with the automation as .automation), it is created and left off.
     """
     with transaction.atomic():
-        automation = Automation.objects.create(owner=owner, name=name, definition=_stored(definition), enabled=False)
+        stored = _stored(definition, owner.pk)
+        automation = Automation.objects.create(owner=owner, name=name, definition=stored, enabled=False)
         _issue_urls(automation)
     if enabled:
         try:
@@ -64,9 +68,9 @@ def update_automation(
     current = Automation.objects.select_for_update().get(pk=automation.pk)
     before = triggers.of(current)
     changed = ["updated_at"]
-    for field, value in (("definition", definition), ("name", name), ("owner", owner)):
+    for field, value in (("owner", owner), ("definition", definition), ("name", name)):
         if value is not None:
-            setattr(current, field, _stored(value) if field == "definition" else value)
+            setattr(current, field, _stored(value, current.owner_id) if field == "definition" else value)
             changed.append(field)
     current.save(update_fields=changed)
     after = triggers.of(current)

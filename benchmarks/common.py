@@ -25,6 +25,7 @@ def bench_env(database: str, port: int) -> dict:
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "SECRET_KEY": "benchmark-only-secret-key",
         "URL_KEY_SECRET": "benchmark-only-url-key-secret",
+        "CONNECTION_KEYS": "YmVuY2htYXJrLW9ubHktY29ubmVjdGlvbi1rZXktMDA=",
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
         "REDIS_URL": "redis://127.0.0.1:6379/2",
         "BASE_URL": f"http://127.0.0.1:{port}",
