@@ -42,9 +42,9 @@ def errors(settings_: dict) -> list[tuple[str, str]]:
     found = Operation.objects.filter(app__slug=settings_["app"], key=settings_["action"]).values_list("kind", flat=True)
     kinds = set(found)
     if not kinds:
-        return [("action", f"{settings_['app']!r} has no action {settings_['action']!r} in the catalog")]
+        return [(["action"], f"{settings_['app']!r} has no action {settings_['action']!r} in the catalog")]
     if "action" not in kinds:
-        return [("action", f"{settings_['action']!r} is one of {settings_['app']!r}'s triggers, not an action")]
+        return [(["action"], f"{settings_['action']!r} is a trigger of {settings_['app']!r}, not an action")]
     return []
 
 

@@ -115,7 +115,7 @@ def test_a_definition_naming_another_owners_connection_is_refused_with_its_path(
         automation_services.create_automation(
             owner=owner, name="x", definition={"trigger": {"type": "webhook"}, "steps": [step(theirs.pk)]}
         )
-    assert refused.value.args[0] == [
+    assert refused.value.errors == [
         f"$.steps[0].connection: {theirs.pk} is not one of your connections to 'acorn-crm'"
     ]
 
@@ -123,7 +123,7 @@ def test_a_definition_naming_another_owners_connection_is_refused_with_its_path(
 def test_a_definition_naming_an_action_the_catalog_lacks_or_a_trigger_is_refused(owner, connection):
     for action, said in (
         ("delete_all", "has no action 'delete_all'"),
-        ("new_thing", "is one of 'acorn-crm's triggers"),
+        ("new_thing", "is a trigger of 'acorn-crm', not an action"),
     ):
         with pytest.raises(InvalidDefinition, match=said):
             automation_services.create_automation(
