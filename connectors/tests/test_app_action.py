@@ -115,9 +115,7 @@ def test_a_definition_naming_another_owners_connection_is_refused_with_its_path(
         automation_services.create_automation(
             owner=owner, name="x", definition={"trigger": {"type": "webhook"}, "steps": [step(theirs.pk)]}
         )
-    assert refused.value.errors == [
-        f"$.steps[0].connection: {theirs.pk} is not one of your connections to 'acorn-crm'"
-    ]
+    assert refused.value.errors == [f"$.steps[0].connection: {theirs.pk} is not one of your connections to 'acorn-crm'"]
 
 
 def test_a_definition_naming_an_action_the_catalog_lacks_or_a_trigger_is_refused(owner, connection):
