@@ -8,17 +8,9 @@ from django.test import Client
 from automations import services
 from automations.models import Run
 from tests.e2e.browser import assert_fits_the_screen
-from tests.e2e.stack import END_TO_END, Stack
+from tests.e2e.stack import END_TO_END
 
 pytestmark = END_TO_END
-
-
-@pytest.fixture
-def web(tmp_path, browser):
-    stack = Stack(tmp_path)
-    stack.start_web()
-    yield stack
-    stack.stop()
 
 
 @pytest.fixture

@@ -12,19 +12,11 @@ from automations.models import Run
 from hooks import services as hook_services
 from hooks.incoming import Incoming
 from interfaces.models import WhiteLabelDomain
-from tests.e2e.stack import END_TO_END, Stack
+from tests.e2e.stack import END_TO_END
 
 pytestmark = END_TO_END
 
 ASK = [{"id": "ask", "kind": "approval", "title": "Refund order {{trigger.body.order}}", "expires_after": 86400}]
-
-
-@pytest.fixture
-def web(tmp_path, browser):
-    stack = Stack(tmp_path)
-    stack.start_web()
-    yield stack
-    stack.stop()
 
 
 @pytest.fixture

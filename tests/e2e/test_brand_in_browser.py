@@ -8,14 +8,13 @@ gunicorn by a second name, as it would an account's own domain.
 import http.client
 from urllib.parse import urlsplit
 
-import pytest
 from django.test import Client
 
 from automations import services as automation_services
 from interfaces.models import WhiteLabelDomain
 from interfaces.tests.support import png
 from tests.e2e.browser import assert_fits_the_screen
-from tests.e2e.stack import END_TO_END, Stack, wait_until
+from tests.e2e.stack import END_TO_END, wait_until
 
 pytestmark = END_TO_END
 
@@ -24,14 +23,6 @@ FORM = {
     "title": "Order a shirt",
     "fields": [{"name": "email", "type": "email", "label": "Email", "required": True}],
 }
-
-
-@pytest.fixture
-def web(tmp_path, browser):
-    stack = Stack(tmp_path)
-    stack.start_web()
-    yield stack
-    stack.stop()
 
 
 def signed_in(page, web, owner) -> None:

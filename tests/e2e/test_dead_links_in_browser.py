@@ -1,9 +1,7 @@
 """Links that lead nowhere, in Chromium at a phone's width: one design, each kind in its own words, accessible."""
 
-import pytest
-
 from tests.e2e.browser import assert_fits_the_screen
-from tests.e2e.stack import END_TO_END, Stack
+from tests.e2e.stack import END_TO_END
 
 pytestmark = END_TO_END
 NEVER_ISSUED = "A" * 32
@@ -15,14 +13,6 @@ DEAD_LINKS = {
     "chat": (f"/webchat/{NEVER_ISSUED}", "This chat is not available"),
     "any-page": ("/no/such/page", "Page not found"),
 }
-
-
-@pytest.fixture
-def web(tmp_path, browser):
-    stack = Stack(tmp_path)
-    stack.start_web()
-    yield stack
-    stack.stop()
 
 
 def test_each_kind_of_dead_link_reads_in_its_own_words_on_a_phone(web, phone_page):

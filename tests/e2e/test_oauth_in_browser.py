@@ -7,23 +7,14 @@ by the browser itself (playwright's route), which records the query it got.
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
-import pytest
 
 from mcp_auth.tests.conftest import grant_mcp_tools, pkce_pair
 from tests.e2e.browser import assert_fits_the_screen
-from tests.e2e.stack import END_TO_END, Stack
+from tests.e2e.stack import END_TO_END
 
 pytestmark = END_TO_END
 
 CALLBACK = "http://127.0.0.1:33418/callback"
-
-
-@pytest.fixture
-def web(tmp_path, browser):
-    stack = Stack(tmp_path)
-    stack.start_web()
-    yield stack
-    stack.stop()
 
 
 def authorization_url(web, name: str = "Claude Code") -> tuple[str, str]:

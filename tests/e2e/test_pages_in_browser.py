@@ -4,7 +4,7 @@ import pytest
 
 from automations.models import Run
 from tests.e2e.browser import assert_fits_the_screen
-from tests.e2e.stack import END_TO_END, Stack
+from tests.e2e.stack import END_TO_END
 
 pytestmark = END_TO_END
 
@@ -18,14 +18,6 @@ STEPS = [
     {"id": "pause", "kind": "delay", "seconds": 3600},
     {"id": "crm", "kind": "http_request", "method": "POST", "url": "https://crm.example/contacts"},
 ]
-
-
-@pytest.fixture
-def web(tmp_path, browser):
-    stack = Stack(tmp_path)
-    stack.start_web()
-    yield stack
-    stack.stop()
 
 
 @pytest.fixture
