@@ -95,6 +95,10 @@ def turn_on(*, automation: Automation) -> None:
     if changed:
         automation.enabled = True
         automation.definition = Automation.objects.values_list("definition", flat=True).get(pk=automation.pk)
+        if gone := references.owner_errors(automation.definition, automation.owner_id):
+            # A connection deleted since the definition was saved: every run would fail at that step.
+            automation.enabled = False
+            raise TriggerRefused("reconnect or change its app steps first: " + "; ".join(gone))
         try:
             triggers.of(automation).activate(automation)
         except TriggerRefused:

@@ -159,3 +159,18 @@ def test_a_connection_deleted_after_the_automation_was_saved_fails_the_step_plai
     )
     engine.advance(run)
     assert run.status == "failed" and f"connection {connection.pk} is not one of this owner's" in run.error
+
+
+def test_an_automation_whose_connection_was_deleted_is_not_turned_on_and_says_why(owner, connection):
+    from automations.triggers import TriggerRefused
+
+    automation = automation_services.create_automation(
+        owner=owner, name="Leads", definition={"trigger": {"type": "webhook"}, "steps": [step(connection.pk)]}
+    )
+    gone = connection.pk
+    connection_services.delete(connection=connection)
+    with pytest.raises(TriggerRefused) as refused:
+        automation_services.turn_on(automation=automation)
+    assert f"$.steps[0].connection: {gone} is not one of your connections" in str(refused.value)
+    automation.refresh_from_db()
+    assert not automation.enabled
