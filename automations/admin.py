@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from automations import definition as definitions
-from automations import json_fields, services
+from automations import json_fields, references, services
 from automations.exceptions import NotOff
 from automations.json_fields import StoredJSONField
 from automations.models import Automation, LookupRow, Run, empty_definition
@@ -38,6 +38,16 @@ class AutomationForm(forms.ModelForm):
         if problems:
             raise forms.ValidationError(problems)
         return document
+
+    def clean(self):
+        """The connections the app steps name must be the owner's: an automation given to another account with
+        its steps unchanged would fail at each of them."""
+        cleaned = super().clean()
+        owner, document = cleaned.get("owner"), cleaned.get("definition")
+        checked = owner is not None and isinstance(document, dict) and "definition" not in self.errors
+        if checked and (problems := references.owner_errors(document, owner.pk)):
+            self.add_error("definition", problems)
+        return cleaned
 
 
 @admin.register(Automation)

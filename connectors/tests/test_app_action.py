@@ -174,3 +174,18 @@ def test_an_automation_whose_connection_was_deleted_is_not_turned_on_and_says_wh
     assert f"$.steps[0].connection: {gone} is not one of your connections" in str(refused.value)
     automation.refresh_from_db()
     assert not automation.enabled
+
+
+def test_admin_refuses_to_give_an_automation_to_an_account_its_connections_are_not_from(
+    owner, another_account, connection
+):
+    from automations.admin import AutomationForm
+
+    document = {"trigger": {"type": "webhook"}, "steps": [step(connection.pk)]}
+    data = {"owner": another_account.pk, "name": "Leads", "enabled": "", "definition": json.dumps(document)}
+    form = AutomationForm(data=data)
+    assert not form.is_valid()
+    assert form.errors["definition"] == [
+        f"$.steps[0].connection: {connection.pk} is not one of your connections to 'acorn-crm'"
+    ]
+    assert AutomationForm(data={**data, "owner": owner.pk}).is_valid()

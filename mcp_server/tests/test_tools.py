@@ -304,6 +304,21 @@ def test_create_automation_reports_a_steps_own_errors(mcp):
     assert result["errors"] == [{"path": "$.steps[0]", "message": "'url' is a required property"}]
 
 
+def test_create_automation_refuses_a_connection_that_is_not_the_users_with_its_path(mcp, another_account, make_catalog):
+    from catalog.models import App
+    from conftest import app_doc
+    from connections import services as connection_services
+
+    make_catalog(app_doc("acorn-crm", auth_type="none", auth_config={}))
+    theirs = connection_services.connect(owner=another_account, app=App.objects.get(), label="Theirs")
+    step = {"id": "a", "kind": "app_action", "app": "acorn-crm", "action": "create_thing", "connection": theirs.pk}
+    bad = {"trigger": {"type": "webhook"}, "steps": [step]}
+    result = refused(mcp.call("create_automation", {"name": "Borrowed", "definition": bad}))
+    message = f"{theirs.pk} is not one of your connections to 'acorn-crm'"
+    assert result["errors"] == [{"path": "$.steps[0].connection", "message": message}]
+    assert not Automation.objects.exists()
+
+
 def test_update_automation_renames_and_replaces_the_definition(mcp, make_automation):
     automation = make_automation()
     updated = structured(

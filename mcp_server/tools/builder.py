@@ -7,7 +7,7 @@ correct it and call again.
 """
 
 from automations import definition as definitions
-from automations import services
+from automations import references, services
 from automations.triggers import TriggerRefused
 from mcp_server.tools import BUILDER_SCOPES, Tool, ToolError
 from mcp_server.tools.automations import AUTOMATION_ID, detail, owned
@@ -22,8 +22,10 @@ DEFINITION = {
 }
 
 
-def _checked(document: dict) -> dict:
-    problems = definitions.errors(document)
+def _checked(document: dict, user) -> dict:
+    """The document, or a ToolError with every error and its path: the schema's, then the connections its app steps
+    name that are not the user's."""
+    problems = definitions.errors(document) or references.owner_errors(document, user.pk)
     if problems:
         errors = [{"path": path, "message": message} for path, _, message in (p.partition(": ") for p in problems)]
         raise ToolError(f"the definition has {len(errors)} error(s); correct them and call again", errors)
@@ -32,7 +34,7 @@ def _checked(document: dict) -> dict:
 
 def create_automation(user, arguments: dict) -> dict:
     """Created off unless asked; a trigger that refuses to turn on leaves it created and off, and says why."""
-    document = _checked(arguments["definition"])
+    document = _checked(arguments["definition"], user)
     try:
         automation = services.create_automation(
             owner=user, name=arguments["name"], definition=document, enabled=arguments.get("enabled", False)
@@ -44,7 +46,7 @@ def create_automation(user, arguments: dict) -> dict:
 
 def update_automation(user, arguments: dict) -> dict:
     automation = owned(user, arguments["automation_id"])
-    document = _checked(arguments["definition"]) if "definition" in arguments else None
+    document = _checked(arguments["definition"], user) if "definition" in arguments else None
     try:
         services.update_automation(automation=automation, name=arguments.get("name"), definition=document)
     except TriggerRefused as refusal:
