@@ -1,5 +1,6 @@
 """Each tool through /mcp: what it answers, and that a user sees and touches only their own automations."""
 
+import json
 import uuid
 
 import pytest
@@ -306,7 +307,6 @@ def test_create_automation_reports_a_steps_own_errors(mcp):
 
 def test_create_automation_refuses_a_connection_that_is_not_the_users_with_its_path(mcp, another_account, make_catalog):
     from catalog.models import App
-    from conftest import app_doc
     from connections import services as connection_services
 
     make_catalog(app_doc("acorn-crm", auth_type="none", auth_config={}))
@@ -317,6 +317,33 @@ def test_create_automation_refuses_a_connection_that_is_not_the_users_with_its_p
     message = f"{theirs.pk} is not one of your connections to 'acorn-crm'"
     assert result["errors"] == [{"path": "$.steps[0].connection", "message": message}]
     assert not Automation.objects.exists()
+
+
+def test_list_connections_gives_the_users_own_with_their_apps_operations_by_key_and_no_secret(
+    mcp, owner, another_account, make_catalog
+):
+    from catalog.models import App
+    from connections import services as connection_services
+
+    make_catalog(app_doc("acorn-crm", name="Acorn CRM", auth_type="api_key", auth_config={}))
+    app = App.objects.get()
+    mine = connection_services.connect(owner=owner, app=app, label="Sales", credential="sk-live-never-shown-4242")
+    connection_services.connect(owner=another_account, app=app, label="Theirs", credential="sk-live-theirs-0000")
+    result = mcp.call("list_connections", {})
+    listed = structured(result)["connections"]
+    assert listed == [
+        {
+            "connection": mine.pk,
+            "label": "Sales",
+            "app": "acorn-crm",
+            "app_name": "Acorn CRM",
+            "state": "connected",
+            "actions": [{"key": "create_thing", "name": "Create Thing", "description": "Makes a thing."}],
+            "triggers": [{"key": "new_thing", "name": "New Thing", "description": "When a thing appears."}],
+        }
+    ]
+    text = json.dumps(result)
+    assert "sk-live" not in text and "internal.acorn-crm.example" not in text and "Theirs" not in text
 
 
 def test_update_automation_renames_and_replaces_the_definition(mcp, make_automation):

@@ -72,6 +72,7 @@ def test_tools_list_describes_each_tool(mcp):
         "turn_off_automation",
         "create_automation",
         "update_automation",
+        "list_connections",
     }
     for tool in tools:
         assert tool["title"] and tool["description"]

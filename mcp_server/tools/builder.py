@@ -55,7 +55,54 @@ def update_automation(user, arguments: dict) -> dict:
     return detail(automation)
 
 
+def list_connections(user, arguments: dict) -> dict:
+    """The user's connections, each with its app's actions and triggers by the key an app step names.
+
+    Keys, names and descriptions only: never an endpoint, a request template or a credential (docs/connections.md).
+    """
+    from catalog.models import Operation
+    from connections.models import Connection
+
+    connections = list(Connection.objects.filter(owner=user).select_related("app"))
+    operations: dict[int, dict[str, list]] = {}
+    listed = Operation.objects.filter(app__in={c.app_id for c in connections}, listed=True).order_by("position", "pk")
+    for operation in listed:
+        kinds = operations.setdefault(operation.app_id, {"actions": [], "triggers": []})
+        shown = {"key": operation.key, "name": operation.name, "description": operation.description}
+        kinds["actions" if operation.kind == Operation.Kind.ACTION else "triggers"].append(shown)
+    return {
+        "connections": [
+            {
+                "connection": connection.pk,
+                "label": connection.label,
+                "app": connection.app.slug,
+                "app_name": connection.app.name,
+                "state": connection.state,
+                **operations.get(connection.app_id, {"actions": [], "triggers": []}),
+            }
+            for connection in connections
+        ],
+        "usage": (
+            'An app_action step: {"id": "...", "kind": "app_action", "app": <app>, "action": <an action\'s key>, '
+            '"connection": <connection>, "input": {...}}. Connect more apps on your connections page.'
+        ),
+    }
+
+
 TOOLS = (
+    Tool(
+        name="list_connections",
+        title="List your connections",
+        description=(
+            "Your connected accounts on other apps, each with its id, its app, its state and the app's actions and "
+            "triggers by key: what an app_action step names. Credentials are never shown."
+        ),
+        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        call=list_connections,
+        read_only=True,
+        idempotent=True,
+        scopes=BUILDER_SCOPES,
+    ),
     Tool(
         name="create_automation",
         title="Create an automation",
