@@ -68,6 +68,7 @@ async def session(stack, http: httpx2.AsyncClient, mode: str) -> dict:
         seen["runs"] = (await call("list_runs", {"automation_id": automation_id}))["runs"]
         await call("turn_off_automation", {"automation_id": automation_id})
         await call("turn_on_automation", {"automation_id": automation_id})
+        seen["connections"] = (await call("list_connections"))["connections"]
         created = await call("create_automation", {"name": f"Built in {mode} mode", "definition": DEFINITION})
         await call("update_automation", {"automation_id": created["automation_id"], "name": f"Renamed in {mode}"})
         seen["created_id"] = created["automation_id"]
@@ -93,8 +94,9 @@ def assert_every_tool_worked(seen: dict, stack, automation, mode: str) -> None:
         assert seen["version"] == LATEST_MODERN_VERSION
     else:
         assert seen["version"] < "2026"
-    assert len(seen["tools"]) == 10
+    assert len(seen["tools"]) == 11 and set(seen["calls"]) == set(seen["tools"])  # every tool, called
     assert seen["tools"]["get_automation"].annotations.read_only_hint is True
+    assert seen["connections"] == []  # the owner has connected no app
     assert [app["slug"] for app in seen["apps"]] == ["acme-crm"]
     assert seen["shown"]["urls"]["webhook"].startswith(stack.hooks + "/automation-")
     assert seen["status"]["state"] == "succeeded", seen["status"]
