@@ -25,7 +25,7 @@ import httpx
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from automations import outbound
+from automations import jsonsafe, outbound
 
 PLACEHOLDER = "{{api_key}}"
 MESSAGE_FIELDS = ("message", "error_description", "error", "detail", "title")
@@ -113,8 +113,8 @@ def _message(body: bytes, key: str) -> str:
     """The app's own words from its answer (a JSON message field, else short text), the key never echoed."""
     text = body.decode("utf-8", errors="replace").strip()
     try:
-        document = json.loads(text)
-    except ValueError:
+        document = jsonsafe.loads(text)  # bounded: an answer nested thousands deep is text, not a RecursionError
+    except (ValueError, RecursionError):
         document = None
     if isinstance(document, dict):
         found = next((document[f] for f in MESSAGE_FIELDS if isinstance(document.get(f), str) and document[f]), None)

@@ -11,6 +11,7 @@ status and its own message.
 """
 
 import email.utils
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -88,13 +89,15 @@ def perform(operation: Operation, *, credential: str | None, data: dict, seconds
     deadline = time.monotonic() + seconds
     for attempt in range(1, MAX_ATTEMPTS + 1):
         output = _call(operation, request, deadline)
+        output = _masked(output, credential)
         status = output["status"]
         if status < 400:
             return output
         again = status in NOT_ACTED or (status >= 500 and operation.method in IDEMPOTENT)
         wait = _wait(output["headers"].get("retry-after"), attempt)
         if not again or attempt == MAX_ATTEMPTS or time.monotonic() + wait >= deadline:
-            raise CallFailed(_refusal(operation, output, wait if again and attempt < MAX_ATTEMPTS else None), output)
+            said = _refusal(operation, output, wait if again and attempt < MAX_ATTEMPTS else None)
+            raise CallFailed(said.replace(credential, "…") if credential else said, output)  # an app may echo it
         time.sleep(wait)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -119,6 +122,14 @@ def _call(operation: Operation, request: dict, deadline: float) -> dict:
     except StepFailed as refused:  # the HTTP step's own refusal: a response too large
         raise CallFailed(f"{operation.app_name}: {refused}") from None
     return {"status": response.status_code, "headers": dict(response.headers), "body": decoded_body(response, content)}
+
+
+def _masked(output: dict, credential: str | None) -> dict:
+    """The answer as a run may keep it: a credential the app echoed back is replaced, wherever it stands."""
+    if not credential:
+        return output
+    text, needle = json.dumps(output), json.dumps(credential)[1:-1]
+    return json.loads(text.replace(needle, "…")) if needle in text else output
 
 
 def _endpoint(operation: Operation, data: dict) -> str:

@@ -92,6 +92,25 @@ def test_an_app_that_echoes_the_key_in_its_refusal_never_shows_it(owner, make_ca
     assert str(refused.value) == "Echo refused the key (403). It said: unknown key …"
 
 
+def test_a_refusal_nested_thousands_deep_is_said_without_its_words_and_saves_nothing(owner, make_catalog, settings):
+    class Deep(QuietHandler):
+        def do_GET(self):
+            data = b'{"error": ' * 5000 + b"1" + b"}" * 5000
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    settings.HTTP_STEP_ALLOW_PRIVATE = True
+    with serving(Deep) as base:
+        make_catalog(app_doc("deep-app", name="Deep", auth_type="api_key", auth_config={"test_request": {"url": base}}))
+        with pytest.raises(checking.Refused) as refused:
+            services.connect(owner=owner, app=App.objects.get(slug="deep-app"), label="D", credential="sk-deep-1234")
+    assert str(refused.value).startswith("Deep refused the key (401).")
+    assert not Connection.objects.exists()
+
+
 def test_an_api_key_app_without_a_test_call_saves_the_key_unchecked(owner, make_catalog):
     make_catalog(app_doc("plain-app", auth_type="api_key", auth_config={}))
     connection = services.connect(owner=owner, app=App.objects.get(slug="plain-app"), label="P", credential="k" * 20)

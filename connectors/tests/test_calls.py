@@ -194,3 +194,11 @@ def test_any_retry_after_gives_a_wait_of_at_most_a_day(retry_after, attempt):
 def test_any_answer_body_gives_a_short_printable_message(body):
     said = calls._message_of(body)
     assert len(said) <= calls.MESSAGE_CHARS + 1 and said.isprintable()
+
+
+def test_an_app_that_echoes_the_credential_in_its_error_never_has_it_repeated(private_allowed):
+    app = App((403, {}, {"message": f"key {SECRET} is not allowed here"}))
+    with serving(app.handler()) as base, pytest.raises(CallFailed) as failed:
+        calls.perform(operation(base), credential=SECRET, data={}, seconds=5)
+    assert str(failed.value) == "Acme CRM answered 403: key … is not allowed here"
+    assert SECRET not in json.dumps(failed.value.output)  # nor in what the run keeps of the answer
