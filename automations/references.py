@@ -27,21 +27,19 @@ def connection_ids(definition) -> set[int]:
 
 
 def owner_errors(document, owner_id: int) -> list[str]:
-    """Each app step whose connection is not one of the owner's connections to its app, with the step's path.
+    """Each app step or app trigger whose connection is not one of the owner's connections to its app, with its path.
 
     Checked when a definition is saved for an owner (automations/services.py), since the definition's schema knows
     no owner; the step checks again before each call, as a connection may be deleted or given away since.
     """
     from connections.models import Connection
 
-    steps = document.get("steps") if isinstance(document, dict) else None
-    named = [
-        (index, step["connection"], step.get("app"))
-        for index, step in enumerate(steps if isinstance(steps, list) else [])
-        if isinstance(step, dict)
-        and isinstance(step.get("connection"), int)
-        and not isinstance(step["connection"], bool)
-    ]
+    if not isinstance(document, dict):
+        return []
+    steps = document.get("steps")
+    parts = [("$.trigger", document.get("trigger"))]
+    parts += [(f"$.steps[{index}]", step) for index, step in enumerate(steps if isinstance(steps, list) else [])]
+    named = [(f"{where}.connection", id_, part.get("app")) for where, part in parts if (id_ := _named(part))]
     if not named:
         return []
     apps = dict(
@@ -50,7 +48,13 @@ def owner_errors(document, owner_id: int) -> list[str]:
         )
     )
     return [
-        f"$.steps[{index}].connection: {connection} is not one of your connections to {app!r}"
-        for index, connection, app in named
+        f"{where}: {connection} is not one of your connections to {app!r}"
+        for where, connection, app in named
         if apps.get(connection) != app
     ]
+
+
+def _named(part) -> int | None:
+    """The connection id a trigger or step names, if it names one."""
+    named = part.get("connection") if isinstance(part, dict) else None
+    return named if isinstance(named, int) and not isinstance(named, bool) else None

@@ -17,7 +17,7 @@ RECORD = [{"id": "log", "kind": "lookup_rows", "table": "seen", "action": "add",
 
 
 def test_every_trigger_type_is_a_module_holding_its_trigger_with_its_schema_and_urls():
-    assert set(triggers.types()) == {"webhook", "web_service", "form", "chat"}
+    assert set(triggers.types()) == {"webhook", "web_service", "form", "chat", "app_trigger"}
     for type_, trigger in triggers.types().items():
         assert isinstance(trigger, Trigger) and type_ == trigger.TYPE
         assert trigger.SCHEMA["type"] == "object"
@@ -36,7 +36,10 @@ def test_the_kinds_that_register_nothing_keep_the_bases_hooks_that_do_nothing(ma
     ("trigger", "error"),
     [
         ({"type": "webhook", "path": "x"}, "$.trigger: Additional properties are not allowed ('path' was unexpected)"),
-        ({"type": "ftp"}, "$.trigger.type: 'ftp' is not one of ['chat', 'form', 'web_service', 'webhook']"),
+        (
+            {"type": "ftp"},
+            "$.trigger.type: 'ftp' is not one of ['app_trigger', 'chat', 'form', 'web_service', 'webhook']",
+        ),
     ],
 )
 def test_a_trigger_with_settings_its_type_does_not_have_is_refused_with_its_path(trigger, error):
