@@ -18,7 +18,7 @@ or name one: make run PYTHON=/path/to/python3.11
 # Browser tests drive this Chromium (tests/e2e/browser.py); never one that playwright downloads.
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help install browser run test lint clean
+.PHONY: help install browser nginx run test lint clean
 
 help: ## list these targets
 	@echo "make TARGET, where TARGET is one of:"
@@ -28,6 +28,7 @@ install: ## make .venv with Python 3.11 and install the project into it; a broke
 	@$(BIN)/python -c 'import django; $(IS_311)' 2>/dev/null || rm -f $(VENV)/.installed-*
 	@$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $(STAMP)
 	@$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) browser
+	@$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) nginx
 
 browser: ## install Debian's chromium for the browser tests when $(CHROMIUM) is missing (apt-get, as root)
 	@if [ ! -x "$(CHROMIUM)" ]; then \
@@ -36,6 +37,18 @@ browser: ## install Debian's chromium for the browser tests when $(CHROMIUM) is 
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else \
 	    echo "no $(CHROMIUM): browser tests will be skipped (Debian and Ubuntu: sudo apt-get install chromium)" >&2; \
+	  fi; \
+	fi
+
+nginx: ## install Debian's nginx for the several-machines test when it is missing (apt-get, as root; never started)
+	@if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then \
+	  if [ "$$(id -u 2>/dev/null)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's nginx for the several-machines test"; \
+	    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; \
+	    rm -f /usr/sbin/policy-rc.d; \
+	  else \
+	    echo "no nginx: the several-machines test will be skipped (Debian and Ubuntu: sudo apt-get install nginx-light)" >&2; \
 	  fi; \
 	fi
 
