@@ -110,6 +110,7 @@ def wrk(
     script: str | None = None,
     env: dict | Callable[[], dict] | None = None,
     threads: int = 1,
+    processes: int | None = None,
 ) -> dict:
     """wrk's requests per second, p99 and count of non-2xx/3xx answers; script is a Lua file under benchmarks/.
 
@@ -128,6 +129,7 @@ def wrk(
     `env` may be a function, called for each attempt (a repeated run must not
     reuse the rate-limited client addresses of the stopped one).
     `threads`: wrk threads; a script keeping state per connection runs one per connection.
+    `processes`: the server's processes when it is not a gunicorn of BENCH_WORKERS (another program, say).
     """
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", url]
     for name, value in (headers or {}).items():
@@ -135,7 +137,7 @@ def wrk(
     if script:
         command += ["-s", str(ROOT / "benchmarks" / script)]
     port = int(re.search(r":(\d+)/", url)[1])
-    workers = int(os.environ.get("BENCH_WORKERS", "2"))
+    workers = processes or int(os.environ.get("BENCH_WORKERS", "2"))
     even = [n for n in (connections // workers + (i < connections % workers) for i in range(workers)) if n]
     stopped = {"requests": 0, "errors": 0}  # answered during stopped attempts: they count toward what was stored
     for attempt in range(ATTEMPTS):

@@ -8,6 +8,7 @@ import itertools
 import json
 import random
 import re
+import statistics
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ SELECT json_build_object(
     'not_done', (SELECT count(*) FROM hooks_delivery WHERE status <> 'done'),
     'unended', (SELECT count(*) FROM automations_run WHERE status IN ('running', 'waiting')),
     'abandoned', (SELECT count(*) FROM automations_run WHERE status = 'abandoned'),
+    'given_back', (SELECT count(*) FROM automations_run WHERE lost_workers > 0),
     'twice', (SELECT count(*) FROM (SELECT trigger->'body'->>'n' FROM automations_run
               WHERE status = 'succeeded' AND source = 'webhook' GROUP BY 1 HAVING count(*) > 1) AS twice),
     'failed', (SELECT count(*) FROM automations_run WHERE status = 'failed'),
@@ -123,6 +125,20 @@ class Load:
             "MCP tools/call search_apps": self.mcp,
         }
         await asyncio.gather(*(self.steady(self.routes[name], ask, client) for name, ask in asks.items()))
+
+    def table(self) -> str:
+        """Per route: requests, median and p99 in ms, p99 against the empty view's, and the answers by status."""
+        empty = percentile(self.routes["empty view (/healthz)"].times, 0.99)
+        lines = [f"{'route':<30} {'req':>8} {'median ms':>10} {'p99 ms':>8} {'p99 / empty':>12}  statuses"]
+        for route in self.routes.values():
+            median = statistics.median(route.times) * 1000 if route.times else float("nan")
+            p99 = percentile(route.times, 0.99)
+            statuses = " ".join(f"{status}:{n}" for status, n in sorted(route.statuses.items()))
+            requests = sum(route.statuses.values())
+            lines.append(
+                f"{route.name:<30} {requests:>8} {median:>10.1f} {p99 * 1000:>8.1f} {p99 / empty:>12.1f}  {statuses}"
+            )
+        return "\n".join(lines)
 
     def keep_only(self, prefixes: list[str]) -> None:
         for route in self.routes.values():

@@ -28,14 +28,13 @@ import json
 import os
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import time
 
 import httpx
 from common import PYTHON, ROOT, bench_env, manage, start_gunicorn
-from mixed_load import SETUP, TOKEN, Load, counts, percentile
+from mixed_load import SETUP, TOKEN, Load, counts
 
 PORT = 8960
 RSS_AT = 5  # minutes
@@ -178,16 +177,8 @@ def main() -> int:
         elif late[pid] > kib * (1 + RSS_GROWTH):
             problems.append(f"{name} process {pid}: RSS {kib} KiB after {rss_at / 60:.0f} min, {late[pid]} at the end")
 
-    empty = load.routes["empty view (/healthz)"]
     print(f"\n{args.minutes:g} minutes at scale {args.scale:g}; drained {drained:.0f} s after the load stopped")
-    print(f"{'route':<30} {'req':>8} {'median ms':>10} {'p99 ms':>8} {'p99 / empty':>12}  statuses")
-    for route in load.routes.values():
-        median = statistics.median(route.times) * 1000 if route.times else float("nan")
-        p99 = percentile(route.times, 0.99) * 1000
-        ratio = p99 / (percentile(empty.times, 0.99) * 1000)
-        statuses = " ".join(f"{status}:{n}" for status, n in sorted(route.statuses.items()))
-        requests = sum(route.statuses.values())
-        print(f"{route.name:<30} {requests:>8} {median:>10.1f} {p99:>8.1f} {ratio:>12.1f}  {statuses}")
+    print(load.table())
     print(f"\nwebhooks answered 200: {accepted}; delivery rows: {found['deliveries']}; runs: {found['runs']}")
     print(f"RSS (KiB) after {rss_at / 60:.1f} min and at the end:")
     for pid, (name, kib) in sorted(early.items(), key=lambda item: item[1][0]):

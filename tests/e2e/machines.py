@@ -16,10 +16,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from tests.e2e.stack import ROOT, die_with_the_test_run, wait_until
+from tests.local_apps import QuietHandler
 
 DEPLOY = ROOT / "deploy"
 
@@ -228,3 +233,26 @@ http {{
     if process.poll() is not None:
         raise RuntimeError((workdir / "nginx" / "error.log").read_text())
     return process
+
+
+@contextmanager
+def slow_server(address: str, seconds: float) -> Iterator:
+    """An HTTP server on this namespace's bridge address that answers each GET after `seconds`; yields it, with
+    its .port, for the machines' steps to call."""
+
+    class Slow(QuietHandler):
+        def do_GET(self):
+            time.sleep(seconds)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    server = ThreadingHTTPServer((address, 0), Slow)
+    server.port = server.server_port
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
