@@ -209,6 +209,11 @@ class Faults:
         self.postgres = PrivatePostgres(port, disk_mb=args.disk_mb)
         self.redis = PrivateRedis(port + 1)
         self.web_port, self.hooks_port = port + 2, port + 3
+        self.service: Service | None = None
+        self.results: list[dict] = []
+
+    def start(self) -> None:
+        """The cluster, Redis, the database's tables and automations, then the service's processes."""
         self.postgres.start()
         self.postgres.create_database("flowgate_faults")
         self.redis.start()
@@ -223,7 +228,7 @@ class Faults:
             "BASE_URL": f"http://127.0.0.1:{self.web_port}",
             "HOOKS_URL": f"http://127.0.0.1:{self.hooks_port}",
             "LOG_LEVEL": "WARNING",
-            "FLOWGATE_VAR_DIR": str(folder / "var"),
+            "FLOWGATE_VAR_DIR": str(self.folder / "var"),
             "RUN_SWEEP_SECONDS": "1",
             "DELIVERY_SWEEP_SECONDS": "2",
             "RUN_LEASE_SECONDS": "20",
@@ -233,9 +238,8 @@ class Faults:
         out = manage(self.env, "shell", "-c", setup).split()
         self.load_id, load_key, self.waits_id, waits_key = int(out[-4]), out[-3], int(out[-2]), out[-1]
         self.load_path, self.waits_path = f"/automation-{load_key}", f"/automation-{waits_key}"
-        self.service = Service(self.env, folder, self.web_port, self.hooks_port)
+        self.service = Service(self.env, self.folder, self.web_port, self.hooks_port)
         self.service.start()
-        self.results: list[dict] = []
 
     def database(self):
         return psycopg.connect(self.postgres.url("flowgate_faults"), autocommit=True)
@@ -399,7 +403,8 @@ class Faults:
         return pending == 0 and len(self.runs(self.load_id, accepted)) == len(set(accepted))
 
     def close(self) -> None:
-        self.service.stop()
+        if self.service is not None:
+            self.service.stop()
         self.redis.destroy()
         self.postgres.destroy()
 
@@ -427,11 +432,12 @@ def report(results: list[dict], rate: float) -> None:
 async def main_async(args) -> int:
     folder = Path(tempfile.mkdtemp(prefix="flowgate-faults-"))
     faults = Faults(args, folder)
-    results = []
+    results, skipped = [], []
     try:
+        faults.start()
         for name in args.only or FAULTS:
             if name == "disk-full" and not faults.postgres.can_fill:
-                print("disk-full: skipped, no tmpfs could be mounted here", file=sys.stderr)
+                skipped.append("disk-full: not measured, no tmpfs could be mounted on this machine")
                 continue
             print(f"fault: {name} ...", file=sys.stderr, flush=True)
             result = await faults.measure(name)
@@ -440,6 +446,8 @@ async def main_async(args) -> int:
     finally:
         faults.close()
     report(results, args.rate)
+    for line in skipped:
+        print(f"\n{line}")
     print(f"\nLogs: {folder}")
     return 1 if any(r["broken"] for r in results) else 0
 
