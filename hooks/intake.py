@@ -5,11 +5,14 @@ docs/webhooks.md, "What happens to a delivery" (DESIGN.md contract 1).
 
 import asyncio
 import logging
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
+import kombu.exceptions
+import redis.exceptions
 from django.db import DatabaseError, IntegrityError, connection, connections, transaction
 
 from automations.models import Automation
@@ -166,8 +169,62 @@ def _publish(ids: list[int]) -> None:
         try:
             # Celery's own repr of the arguments (for logs and monitors) costs more than the rest of the message.
             tasks.process_deliveries.apply_async((chunk,), argsrepr=repr((chunk,)))
-        except Exception:  # the rows are committed: the sweeper queues them
+        except BROKER_DOWN as error:  # the rows are committed: the sweeper queues them
+            broker.left(len(chunk), error)
+        except Exception:
             logger.warning("could not queue %d deliveries; the sweeper will", len(chunk), exc_info=True)
+        else:
+            broker.answered()
+
+
+# What a broker out of reach raises through Celery (kombu wraps the client's errors in its OperationalError).
+BROKER_DOWN = (kombu.exceptions.OperationalError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
+class BrokerOutage:
+    """The broker out of reach, as this process sees it: one log line when it goes and one when it comes back.
+
+    Webhooks are answered 200 meanwhile (their rows are committed) and the sweeper queues them. A traceback for
+    each group commit that could not be queued wrote some 110 lines a second per process under 200 webhooks a
+    second while Redis restarted (benchmarks/faults.py); an error that is not the broker's absence keeps its
+    traceback each time.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.since: float | None = None
+        self.deliveries = 0
+
+    def left(self, count: int, error: BaseException) -> None:
+        with self._lock:
+            first, self.deliveries = self.since is None, self.deliveries + count
+            if first:
+                self.since = time.monotonic()
+        if first:
+            message = str(error).strip().splitlines()[0][:200] if str(error).strip() else "no message"
+            logger.warning(
+                "the broker cannot be reached (%s: %s): deliveries are stored and answered as ever, and the "
+                "sweeper queues them until it answers again",
+                type(error).__name__,
+                message,
+            )
+
+    def answered(self) -> None:
+        if self.since is None:
+            return
+        with self._lock:
+            if self.since is None:
+                return
+            lasted, deliveries = time.monotonic() - self.since, self.deliveries
+            self.since, self.deliveries = None, 0
+        logger.warning(
+            "the broker answers again after %.1f s; %d deliveries were left to the sweeper meanwhile",
+            lasted,
+            deliveries,
+        )
+
+
+broker = BrokerOutage()
 
 
 writer = Writer()

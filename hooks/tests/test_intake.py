@@ -300,3 +300,50 @@ def test_a_connection_the_server_closed_is_replaced_and_the_delivery_stored(make
         cursor.execute("SELECT pg_terminate_backend(%s)", [cursor.fetchone()[0]])
     assert store_all([delivery_for(automation, 2)]) == {}
     assert sorted(bytes(body) for body in Delivery.objects.values_list("body", flat=True)) == [b"1", b"2"]
+
+
+def test_a_broker_out_of_reach_is_logged_once_when_it_goes_and_once_when_it_comes_back(monkeypatch, caplog):
+    """Issue 31: a Redis restart under load wrote a traceback for every group commit it could not queue."""
+    import kombu.exceptions
+
+    from hooks import tasks
+
+    failure: list[Exception] = [kombu.exceptions.OperationalError("Error 111 connecting to 127.0.0.1:6399.")]
+
+    def apply_async(args, **options):
+        if failure:
+            raise failure[0]
+
+    monkeypatch.setattr(tasks.process_deliveries, "apply_async", apply_async)
+    monkeypatch.setattr(intake, "broker", intake.BrokerOutage())
+    caplog.set_level("WARNING", logger="hooks.intake")
+    for ids in ([1, 2], [3], [4, 5, 6]):
+        intake._publish(ids)
+    failure.clear()
+    intake._publish([7])
+    intake._publish([8])
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines == [
+        "the broker cannot be reached (OperationalError: Error 111 connecting to 127.0.0.1:6399.): deliveries are "
+        "stored and answered as ever, and the sweeper queues them until it answers again",
+        lines[1],
+    ]
+    assert lines[1].startswith("the broker answers again after ")
+    assert lines[1].endswith("; 6 deliveries were left to the sweeper meanwhile")
+    assert "Traceback" not in caplog.text
+
+
+def test_a_failure_to_queue_that_is_not_the_broker_out_of_reach_keeps_its_traceback(monkeypatch, caplog):
+    from hooks import tasks
+
+    def apply_async(args, **options):
+        raise TypeError("a message that cannot be encoded")
+
+    monkeypatch.setattr(tasks.process_deliveries, "apply_async", apply_async)
+    monkeypatch.setattr(intake, "broker", intake.BrokerOutage())
+    caplog.set_level("WARNING", logger="hooks.intake")
+    intake._publish([1])
+    intake._publish([2])
+    assert len(caplog.records) == 2
+    assert caplog.text.count("Traceback (most recent call last)") == 2
+    assert intake.broker.since is None
