@@ -235,24 +235,43 @@ http {{
     return process
 
 
+class SlowServer(ThreadingHTTPServer):
+    """Answers each GET after `seconds`; while held, a GET waits until released, its caller's address in `held`."""
+
+    def __init__(self, address: str, seconds: float):
+        self.seconds, self.held, self.gate = seconds, set(), threading.Event()
+        self.gate.set()
+        server = self
+
+        class Slow(QuietHandler):
+            def do_GET(self):
+                if not server.gate.is_set():
+                    server.held.add(self.client_address[0])
+                    server.gate.wait(120)
+                time.sleep(server.seconds)
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+        super().__init__((address, 0), Slow)
+        self.port = self.server_port
+
+    def hold(self) -> None:
+        self.gate.clear()
+
+    def release(self) -> None:
+        self.gate.set()
+
+
 @contextmanager
-def slow_server(address: str, seconds: float) -> Iterator:
-    """An HTTP server on this namespace's bridge address that answers each GET after `seconds`; yields it, with
-    its .port, for the machines' steps to call."""
-
-    class Slow(QuietHandler):
-        def do_GET(self):
-            time.sleep(seconds)
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-    server = ThreadingHTTPServer((address, 0), Slow)
-    server.port = server.server_port
+def slow_server(address: str, seconds: float) -> Iterator[SlowServer]:
+    """A SlowServer on this namespace's bridge address, for the machines' steps to call."""
+    server = SlowServer(address, seconds)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server
     finally:
+        server.release()
         server.shutdown()
         server.server_close()
