@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from accounts import connected
 from accounts.connection_forms import ConnectForm, CredentialForm, LabelForm
-from connections import auth_types, checking, services
+from connections import auth_types, checking, oauth, services
 from connections.models import Connection
 
 
@@ -51,11 +51,19 @@ def connect(request: HttpRequest) -> HttpResponse:
         return render(request, "accounts/connect_choose.html", context, status=404 if slug else 200)
     kind = auth_types.of(app.auth_type)
     form_options = {"takes_credential": kind.takes_credential, "field_label": kind.field_label}
+    context = {"app": app, "kind": kind, "signs_in_ready": kind.signs_in and oauth.client_of(app) is not None}
     if request.method != "POST":
         form = ConnectForm(initial={"label": app.name}, **form_options)
-        return render(request, "accounts/connect.html", {"app": app, "kind": kind, "form": form})
+        return render(request, "accounts/connect.html", {**context, "form": form})
     form = ConnectForm(request.POST, **form_options)
-    if form.is_valid():
+    if form.is_valid() and kind.signs_in:
+        try:
+            return redirect(
+                oauth.begin(request.session, owner_id=request.user.pk, app=app, label=form.cleaned_data["label"])
+            )
+        except oauth.Failed as failed:
+            form.add_error(None, str(failed))
+    elif form.is_valid():
         data = form.cleaned_data
         try:
             connection = services.connect(
@@ -70,7 +78,25 @@ def connect(request: HttpRequest) -> HttpResponse:
                 request, _("%(app)s is connected as “%(label)s”.") % {"app": app.name, "label": connection.label}
             )
             return redirect("account-connection", connection_id=connection.pk)
-    return render(request, "accounts/connect.html", {"app": app, "kind": kind, "form": form}, status=400)
+    return render(request, "accounts/connect.html", {**context, "form": form}, status=400)
+
+
+@require_safe
+@never_cache
+@login_required
+def oauth_callback(request: HttpRequest) -> HttpResponse:
+    """Where an app's sign-in page sends the owner back: the state checked against this session, the code exchanged
+    for tokens (connections/oauth.py). Anything wrong is a page that says what, and nothing is made or changed."""
+    try:
+        connection, again = oauth.finish(request.session, owner=request.user, params=request.GET)
+    except oauth.Failed as failed:
+        return render(request, "accounts/connect_failed.html", {"reason": str(failed)}, status=400)
+    names = {"app": connection.app.name, "label": connection.label}
+    if again:
+        messages.success(request, _("Reconnected: %(app)s gave new access to “%(label)s”.") % names)
+    else:
+        messages.success(request, _("%(app)s is connected as “%(label)s”.") % names)
+    return redirect("account-connection", connection_id=connection.pk)
 
 
 def _connection_page(request, connection: Connection, *, label_form=None, credential_form=None, status=200):
@@ -78,6 +104,7 @@ def _connection_page(request, connection: Connection, *, label_form=None, creden
     context = {
         "connection": connection,
         "kind": kind,
+        "signs_in_ready": kind.signs_in and oauth.client_of(connection.app) is not None,
         "using": connected.automations_using(connection),
         "label_form": label_form or LabelForm(initial={"label": connection.label}, prefix="rename"),
         "credential_form": credential_form or CredentialForm(prefix="reconnect", field_label=kind.field_label),
@@ -108,9 +135,23 @@ def rename(request: HttpRequest, connection_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def reconnect(request: HttpRequest, connection_id: int) -> HttpResponse:
-    """A new key, checked by the app's test call as when connecting; refused, the saved one stays."""
+    """A new key, checked by the app's test call as when connecting; refused, the saved one stays. An app that signs
+    in: its sign-in page again, for this connection."""
     connection = _own(request, connection_id)
     kind = auth_types.of(connection.app.auth_type)
+    if kind.signs_in:
+        try:
+            url = oauth.begin(
+                request.session,
+                owner_id=request.user.pk,
+                app=connection.app,
+                label=connection.label,
+                connection_id=connection.pk,
+            )
+        except oauth.Failed as failed:
+            messages.error(request, str(failed))
+            return redirect("account-connection", connection_id=connection.pk)
+        return redirect(url)
     if not kind.takes_credential:
         messages.info(request, _("This connection has no key to replace."))
         return redirect("account-connection", connection_id=connection.pk)
