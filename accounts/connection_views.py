@@ -5,6 +5,9 @@ with CSRF that redirects back, its outcome shown once as a message. A pasted key
 (left out of error reports) and is never rendered back.
 """
 
+import re
+from urllib.parse import urlsplit
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -18,6 +21,21 @@ from accounts import connected
 from accounts.connection_forms import ConnectForm, CredentialForm, LabelForm
 from connections import auth_types, checking, oauth, services
 from connections.models import Connection
+from edge import page_headers
+
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
+
+
+def _ending_at_sign_in(response: HttpResponse, app) -> HttpResponse:
+    """The page's policy with its forms also allowed to end at the app's sign-in page: browsers apply form-action to
+    where a form's answer redirects, and the answer to connecting or reconnecting an oauth_v2 app redirects there."""
+    client = oauth.client_of(app)
+    if client is not None:
+        parts = urlsplit(client.authorize_url)
+        origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+        if _ORIGIN.fullmatch(origin):
+            response["Content-Security-Policy"] = page_headers.policy(form_action=[origin])
+    return response
 
 
 def _own(request: HttpRequest, connection_id: int) -> Connection:
@@ -54,7 +72,8 @@ def connect(request: HttpRequest) -> HttpResponse:
     context = {"app": app, "kind": kind, "signs_in_ready": kind.signs_in and oauth.client_of(app) is not None}
     if request.method != "POST":
         form = ConnectForm(initial={"label": app.name}, **form_options)
-        return render(request, "accounts/connect.html", {**context, "form": form})
+        response = render(request, "accounts/connect.html", {**context, "form": form})
+        return _ending_at_sign_in(response, app) if kind.signs_in else response
     form = ConnectForm(request.POST, **form_options)
     if form.is_valid() and kind.signs_in:
         try:
@@ -78,7 +97,8 @@ def connect(request: HttpRequest) -> HttpResponse:
                 request, _("%(app)s is connected as “%(label)s”.") % {"app": app.name, "label": connection.label}
             )
             return redirect("account-connection", connection_id=connection.pk)
-    return render(request, "accounts/connect.html", {**context, "form": form}, status=400)
+    response = render(request, "accounts/connect.html", {**context, "form": form}, status=400)
+    return _ending_at_sign_in(response, app) if kind.signs_in else response
 
 
 @require_safe
@@ -109,7 +129,8 @@ def _connection_page(request, connection: Connection, *, label_form=None, creden
         "label_form": label_form or LabelForm(initial={"label": connection.label}, prefix="rename"),
         "credential_form": credential_form or CredentialForm(prefix="reconnect", field_label=kind.field_label),
     }
-    return render(request, "accounts/connection.html", context, status=status)
+    response = render(request, "accounts/connection.html", context, status=status)
+    return _ending_at_sign_in(response, connection.app) if kind.signs_in else response
 
 
 @require_safe

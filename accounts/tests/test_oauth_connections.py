@@ -20,6 +20,7 @@ from catalog.models import App
 from conftest import app_doc
 from connections import keys, oauth, services
 from connections.models import Connection
+from mcp_server.tools import builder
 from tests import local_oauth
 
 pytestmark = pytest.mark.django_db
@@ -181,8 +182,11 @@ def test_an_app_whose_catalog_entry_lacks_its_oauth_client_says_so_and_makes_not
 
 
 def test_an_owner_connects_through_the_apps_sign_in_page_with_pkce(signed_in, catalog, acorn, settings):
-    page = text(signed_in.get(f"{PAGE}/new?app=acorn-crm"))
+    shown = signed_in.get(f"{PAGE}/new?app=acorn-crm")
+    page = text(shown)
     assert "sign in on Acorn CRM's own page" in page and 'name="credential"' not in page
+    # Browsers apply form-action to where the form's answer redirects: the app's sign-in page, on its origin.
+    assert f"form-action 'self' {acorn.base};" in shown["Content-Security-Policy"]
     begun = begin(signed_in)
     sent = urlsplit(begun["Location"])
     query = {name: values[0] for name, values in parse_qs(sent.query).items()}
@@ -291,8 +295,9 @@ def test_an_app_that_cannot_renew_now_fails_the_step_and_leaves_the_connection_c
 def test_reconnecting_signs_in_again_for_the_same_connection(owner, signed_in, catalog, acorn):
     connection = connect(signed_in)
     services.needs_reconnection(connection=connection, problem="Acorn CRM refused to give access (400).")
-    page = text(signed_in.get(f"{PAGE}/{connection.pk}"))
-    assert "Acorn CRM refused to give access (400)." in page
+    shown = signed_in.get(f"{PAGE}/{connection.pk}")
+    assert "Acorn CRM refused to give access (400)." in text(shown)
+    assert f"form-action 'self' {acorn.base};" in shown["Content-Security-Policy"]
 
     begun = signed_in.post(f"{PAGE}/{connection.pk}/key")
     assert begun.status_code == 302 and begun["Location"].startswith(f"{acorn.base}/oauth/authorize?")
@@ -319,7 +324,7 @@ def test_an_oauth_connection_is_deleted_with_its_tokens(signed_in, catalog, acor
     assert response.status_code == 302 and not Connection.objects.exists()
 
 
-def test_the_tokens_are_never_in_a_page_the_log_an_export_or_admin(
+def test_the_tokens_are_never_in_a_page_the_log_an_export_admin_or_an_mcp_result(
     owner, signed_in, catalog, acorn, caplog, make_automation, django_user_model
 ):
     caplog.set_level(logging.DEBUG)
@@ -337,6 +342,7 @@ def test_the_tokens_are_never_in_a_page_the_log_an_export_or_admin(
         text(signed_in.get(f"/account/automations/{automation.pk}/export")),
         text(staff_client.get(f"/admin/connections/connection/{connection.pk}/change/")),
         json.dumps([run.steps for run in Run.objects.all()]) + " ".join(str(run.error) for run in Run.objects.all()),
+        json.dumps(builder.list_connections(owner, {})),  # the MCP tool's result
         caplog.text,
     ]
     tokens = [*acorn.access_tokens, *acorn.refresh_tokens, local_oauth.CLIENT_SECRET]
