@@ -5,6 +5,9 @@ with CSRF that redirects back, its outcome shown once as a message. A pasted key
 (left out of error reports) and is never rendered back.
 """
 
+import re
+from urllib.parse import urlsplit
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -16,8 +19,23 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from accounts import connected
 from accounts.connection_forms import ConnectForm, CredentialForm, LabelForm
-from connections import auth_types, checking, services
+from connections import auth_types, checking, oauth, services
 from connections.models import Connection
+from edge import page_headers
+
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
+
+
+def _ending_at_sign_in(response: HttpResponse, app) -> HttpResponse:
+    """The page's policy with its forms also allowed to end at the app's sign-in page: browsers apply form-action to
+    where a form's answer redirects, and the answer to connecting or reconnecting an oauth_v2 app redirects there."""
+    client = oauth.client_of(app)
+    if client is not None:
+        parts = urlsplit(client.authorize_url)
+        origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+        if _ORIGIN.fullmatch(origin):
+            response["Content-Security-Policy"] = page_headers.policy(form_action=[origin])
+    return response
 
 
 def _own(request: HttpRequest, connection_id: int) -> Connection:
@@ -51,11 +69,20 @@ def connect(request: HttpRequest) -> HttpResponse:
         return render(request, "accounts/connect_choose.html", context, status=404 if slug else 200)
     kind = auth_types.of(app.auth_type)
     form_options = {"takes_credential": kind.takes_credential, "field_label": kind.field_label}
+    context = {"app": app, "kind": kind, "signs_in_ready": kind.signs_in and oauth.client_of(app) is not None}
     if request.method != "POST":
         form = ConnectForm(initial={"label": app.name}, **form_options)
-        return render(request, "accounts/connect.html", {"app": app, "kind": kind, "form": form})
+        response = render(request, "accounts/connect.html", {**context, "form": form})
+        return _ending_at_sign_in(response, app) if kind.signs_in else response
     form = ConnectForm(request.POST, **form_options)
-    if form.is_valid():
+    if form.is_valid() and kind.signs_in:
+        try:
+            return redirect(
+                oauth.begin(request.session, owner_id=request.user.pk, app=app, label=form.cleaned_data["label"])
+            )
+        except oauth.Failed as failed:
+            form.add_error(None, str(failed))
+    elif form.is_valid():
         data = form.cleaned_data
         try:
             connection = services.connect(
@@ -70,7 +97,26 @@ def connect(request: HttpRequest) -> HttpResponse:
                 request, _("%(app)s is connected as “%(label)s”.") % {"app": app.name, "label": connection.label}
             )
             return redirect("account-connection", connection_id=connection.pk)
-    return render(request, "accounts/connect.html", {"app": app, "kind": kind, "form": form}, status=400)
+    response = render(request, "accounts/connect.html", {**context, "form": form}, status=400)
+    return _ending_at_sign_in(response, app) if kind.signs_in else response
+
+
+@require_safe
+@never_cache
+@login_required
+def oauth_callback(request: HttpRequest) -> HttpResponse:
+    """Where an app's sign-in page sends the owner back: the state checked against this session, the code exchanged
+    for tokens (connections/oauth.py). Anything wrong is a page that says what, and nothing is made or changed."""
+    try:
+        connection, again = oauth.finish(request.session, owner=request.user, params=request.GET)
+    except oauth.Failed as failed:
+        return render(request, "accounts/connect_failed.html", {"reason": str(failed)}, status=400)
+    names = {"app": connection.app.name, "label": connection.label}
+    if again:
+        messages.success(request, _("Reconnected: %(app)s gave new access to “%(label)s”.") % names)
+    else:
+        messages.success(request, _("%(app)s is connected as “%(label)s”.") % names)
+    return redirect("account-connection", connection_id=connection.pk)
 
 
 def _connection_page(request, connection: Connection, *, label_form=None, credential_form=None, status=200):
@@ -78,11 +124,13 @@ def _connection_page(request, connection: Connection, *, label_form=None, creden
     context = {
         "connection": connection,
         "kind": kind,
+        "signs_in_ready": kind.signs_in and oauth.client_of(connection.app) is not None,
         "using": connected.automations_using(connection),
         "label_form": label_form or LabelForm(initial={"label": connection.label}, prefix="rename"),
         "credential_form": credential_form or CredentialForm(prefix="reconnect", field_label=kind.field_label),
     }
-    return render(request, "accounts/connection.html", context, status=status)
+    response = render(request, "accounts/connection.html", context, status=status)
+    return _ending_at_sign_in(response, connection.app) if kind.signs_in else response
 
 
 @require_safe
@@ -108,9 +156,23 @@ def rename(request: HttpRequest, connection_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def reconnect(request: HttpRequest, connection_id: int) -> HttpResponse:
-    """A new key, checked by the app's test call as when connecting; refused, the saved one stays."""
+    """A new key, checked by the app's test call as when connecting; refused, the saved one stays. An app that signs
+    in: its sign-in page again, for this connection."""
     connection = _own(request, connection_id)
     kind = auth_types.of(connection.app.auth_type)
+    if kind.signs_in:
+        try:
+            url = oauth.begin(
+                request.session,
+                owner_id=request.user.pk,
+                app=connection.app,
+                label=connection.label,
+                connection_id=connection.pk,
+            )
+        except oauth.Failed as failed:
+            messages.error(request, str(failed))
+            return redirect("account-connection", connection_id=connection.pk)
+        return redirect(url)
     if not kind.takes_credential:
         messages.info(request, _("This connection has no key to replace."))
         return redirect("account-connection", connection_id=connection.pk)

@@ -26,6 +26,7 @@ urlpatterns = [
     path("brand/remove", brand_views.remove_domain, name="account-brand-remove"),
     path("connections", connection_views.connection_list, name="account-connections"),
     path("connections/new", connection_views.connect, name="account-connect"),
+    path("connections/oauth/callback", connection_views.oauth_callback, name="account-connection-oauth-callback"),
     path("connections/<int:connection_id>", connection_views.connection_page, name="account-connection"),
     path("connections/<int:connection_id>/name", connection_views.rename, name="account-connection-rename"),
     path("connections/<int:connection_id>/key", connection_views.reconnect, name="account-connection-reconnect"),

@@ -11,6 +11,7 @@ class AuthType:
     takes_credential: bool  # the owner pastes a secret, sealed and checked by the app's test call
     connectable: bool  # False: its flow is not built yet; the page says so and makes nothing
     stand_in: bool = False  # a pasted token standing in for a flow not built yet, labelled as such
+    signs_in: bool = False  # the owner signs in on the app's own page and it gives tokens (connections/oauth.py)
     field_label: str = ""
 
 
@@ -22,8 +23,8 @@ MANAGED_AUTH = AuthType(
     "managed_auth", takes_credential=True, connectable=True, stand_in=True, field_label=_("Access token")
 )
 TOKEN_MINT = AuthType("token_mint", takes_credential=True, connectable=True, stand_in=True, field_label=_("Token"))
-# Connecting through the app's sign-in page (authorization code, refresh) arrives with the OAuth client.
-OAUTH_V2 = AuthType("oauth_v2", takes_credential=False, connectable=False)
+# Connecting through the app's sign-in page: the authorization code flow, its tokens refreshed (connections/oauth.py).
+OAUTH_V2 = AuthType("oauth_v2", takes_credential=False, connectable=True, signs_in=True)
 
 KNOWN = {kind.name: kind for kind in (API_KEY, NONE, MANAGED_AUTH, TOKEN_MINT, OAUTH_V2)}
 

@@ -16,7 +16,8 @@ class Connection(models.Model):
     class State(models.TextChoices):
         CONNECTED = "connected", "Connected"
         NEEDS_RECONNECTION = "needs_reconnection", "Needs reconnection"
-        # The oauth_v2 flow adds its states here (an authorization begun and not finished, a refresh that failed).
+        # An oauth_v2 authorization begun and not finished is no state: it lives in the owner's session until the
+        # callback, and a connection row exists only once the app gave tokens (docs/connections.md).
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="app_connections")
     # PROTECT: catalog apps are retired, not deleted (SPEC 3); deleting one that still has connections is refused.
@@ -29,6 +30,11 @@ class Connection(models.Model):
     )
     credential_sealed = models.TextField(blank=True, editable=False)
     credential_hint = models.CharField(max_length=40, blank=True, editable=False)
+    # oauth_v2: credential_sealed holds the access token; the refresh token is sealed here under the same keys.
+    refresh_sealed = models.TextField(blank=True, default="", editable=False)
+    token_expires_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When the access token expires, as the app said."
+    )
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -37,6 +37,17 @@ def credential_problem(credential: str) -> str | None:
     return None
 
 
+def _connectable_here(app: App, kind: auth_types.AuthType) -> None:
+    """A flow not built yet, or one that signs in on the app's page (connections/oauth.py, begun by the pages): no
+    connection is made here without its tokens."""
+    if not kind.connectable:
+        raise NotConnectable(
+            _("%(app)s connects through its own sign-in page, which is not available yet.") % {"app": app.name}
+        )
+    if kind.signs_in:
+        raise NotConnectable(_("%(app)s connects through its own sign-in page.") % {"app": app.name})
+
+
 def _checked(app: App, kind: auth_types.AuthType, credential: str) -> tuple[str, str]:
     """The sealed credential and its hint, after the app's test call accepts it (checking.Refused when not)."""
     if not kind.takes_credential:
@@ -49,10 +60,7 @@ def _checked(app: App, kind: auth_types.AuthType, credential: str) -> tuple[str,
 def connect(*, owner, app: App, label: str, credential: str = "") -> Connection:
     """A new connection of owner to app, its credential checked first: a refused key is never saved."""
     kind = auth_types.of(app.auth_type)
-    if not kind.connectable:
-        raise NotConnectable(
-            _("%(app)s connects through its own sign-in page, which is not available yet.") % {"app": app.name}
-        )
+    _connectable_here(app, kind)
     sealed, hint = _checked(app, kind, credential)  # the call is made outside any transaction
     now = timezone.now()
     return Connection.objects.create(
@@ -74,10 +82,7 @@ def reconnect(*, connection: Connection, credential: str = "") -> Connection:
     """
     app = connection.app
     kind = auth_types.of(app.auth_type)
-    if not kind.connectable:
-        raise NotConnectable(
-            _("%(app)s connects through its own sign-in page, which is not available yet.") % {"app": app.name}
-        )
+    _connectable_here(app, kind)
     sealed, hint = _checked(app, kind, credential)
     with transaction.atomic():
         connection.auth_type = kind.name
@@ -107,7 +112,8 @@ def delete(*, connection: Connection) -> None:
 
 
 def rotate_keys(*, batch_size: int = 500) -> tuple[int, int]:
-    """Re-seal every credential under the first CONNECTION_KEYS key: (re-sealed, unreadable).
+    """Re-seal every credential (an oauth_v2 connection's refresh token too) under the first CONNECTION_KEYS key:
+    (connections re-sealed, connections unreadable).
 
     An unreadable credential (sealed under a key already dropped) cannot be
     re-sealed: its connection is marked as needing reconnection.
@@ -119,15 +125,18 @@ def rotate_keys(*, batch_size: int = 500) -> tuple[int, int]:
             rows = list(
                 Connection.objects.select_for_update()
                 .filter(pk__gt=last)
-                .exclude(credential_sealed="")
+                .exclude(credential_sealed="", refresh_sealed="")
                 .order_by("pk")
-                .only("pk", "credential_sealed")[:batch_size]
+                .only("pk", "credential_sealed", "refresh_sealed")[:batch_size]
             )
             if not rows:
                 return done, unreadable
             for row in rows:
                 try:
-                    Connection.objects.filter(pk=row.pk).update(credential_sealed=keys.reseal(row.credential_sealed))
+                    Connection.objects.filter(pk=row.pk).update(
+                        credential_sealed=keys.reseal(row.credential_sealed) if row.credential_sealed else "",
+                        refresh_sealed=keys.reseal(row.refresh_sealed) if row.refresh_sealed else "",
+                    )
                     done += 1
                 except keys.Unreadable:
                     Connection.objects.filter(pk=row.pk).update(

@@ -41,9 +41,13 @@ BASE_POLICY = {
 ANY_ORIGIN = ("https:", "http:")
 
 
-def policy(frame_ancestors: Iterable[str] | None = None) -> str:
-    """The header value; frame_ancestors (origins, or "*") replaces 'none' when given and not empty."""
+def policy(frame_ancestors: Iterable[str] | None = None, form_action: Iterable[str] = ()) -> str:
+    """The header value; frame_ancestors (origins, or "*") replaces 'none' when given and not empty; form_action
+    (origins) are allowed beside 'self', for a form whose answer redirects there (browsers apply form-action to the
+    redirect too)."""
     directives = dict(BASE_POLICY)
+    if form_action:
+        directives["form-action"] = " ".join(["'self'", *form_action])
     if frame_ancestors is not None:
         origins = list(frame_ancestors)
         if "*" in origins:

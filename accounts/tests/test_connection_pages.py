@@ -98,9 +98,9 @@ def test_an_unknown_app_is_not_found_and_the_apps_are_offered(signed_in, acorn_a
     assert not Connection.objects.exists()
 
 
-def test_an_oauth_app_says_it_cannot_be_connected_yet_and_makes_nothing(signed_in, plain_apps):
+def test_an_oauth_app_not_set_up_in_the_catalog_says_so_and_makes_nothing(signed_in, plain_apps):
     page = signed_in.get(f"{PAGE}/new?app=oauth-app").content.decode()
-    assert "connects through its own sign-in page" in page and 'type="submit">Connect<' not in page
+    assert "its catalog entry does not set up yet" in page and 'type="submit">Connect<' not in page
     response = signed_in.post(f"{PAGE}/new", {"app": "oauth-app", "label": "O"})
     assert response.status_code == 400
     assert not Connection.objects.exists()

@@ -10,8 +10,13 @@ within the time left. Its output is the app's answer, {status, headers,
 body}. A connection that is not the owner's, not of that app, or needs
 reconnection fails the step before any call; an app that refuses the
 credential (401) marks the connection as needing reconnection, which the
-owner sees on their connections page (docs/connections.md).
+owner sees on their connections page (docs/connections.md). An oauth_v2
+connection's access token is refreshed first when it is about to expire,
+and once after a 401, before the call is made once more
+(connections/oauth.py).
 """
+
+import time
 
 from django.conf import settings
 from django.utils import timezone
@@ -50,7 +55,7 @@ def errors(settings_: dict) -> list[tuple[str, str]]:
 
 def run(settings_: dict, context) -> dict:
     from catalog.models import Operation
-    from connections import keys, services
+    from connections import keys, oauth, services
     from connections.models import Connection
     from connectors import calls
 
@@ -72,17 +77,60 @@ def run(settings_: dict, context) -> dict:
         float(settings_.get("timeout_seconds", settings.HTTP_STEP_TIMEOUT_SECONDS)), settings.HTTP_STEP_TIMEOUT_SECONDS
     )
     seconds = context.seconds_left(wanted)
-    credential = keys.unseal(connection.credential_sealed) if connection.credential_sealed else None
+    deadline = time.monotonic() + seconds
+    signs_in = connection.auth_type == "oauth_v2"
     try:
-        output = calls.perform(
-            calls.operation_of(connection.app, operation),
-            credential=credential,
-            data=settings_.get("input") or {},
-            seconds=seconds,
-        )
+        if signs_in:
+            credential = oauth.access_token(connection, seconds=seconds)  # refreshed first when about to expire
+        else:
+            credential = keys.unseal(connection.credential_sealed) if connection.credential_sealed else None
+        output = _perform(connection, operation, credential, settings_, deadline)
     except calls.CallFailed as failed:
-        if failed.output and failed.output["status"] == 401 and credential:
+        refused = failed.output and failed.output["status"] == 401 and credential
+        if not refused:
+            raise StepFailed(str(failed), failed.output) from None
+        if not signs_in:
             services.needs_reconnection(connection=connection, problem=str(failed))
-        raise StepFailed(str(failed), failed.output) from None
+            raise StepFailed(str(failed), failed.output) from None
+        output = _after_refusal(connection, operation, credential, settings_, deadline)
+    except oauth.Failed as failed:
+        raise StepFailed(_named(connection, failed)) from None
     Connection.objects.filter(pk=connection.pk).update(last_used_at=timezone.now())
     return output
+
+
+def _named(connection, failed: Exception) -> str:
+    """The refresh's failure, with the app's name before it when its words do not already name it."""
+    said = str(failed)
+    return said if connection.app.name in said else f"{connection.app.name}: {said}"
+
+
+def _perform(connection, operation, credential, settings_: dict, deadline: float) -> dict:
+    from connectors import calls
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise StepFailed(f"{connection.app.name}: no time left for the call")
+    return calls.perform(
+        calls.operation_of(connection.app, operation),
+        credential=credential,
+        data=settings_.get("input") or {},
+        seconds=left,
+    )
+
+
+def _after_refusal(connection, operation, refused: str, settings_: dict, deadline: float) -> dict:
+    """An oauth_v2 app refused its access token (401): refreshed once and the call made once more; refused again,
+    the connection needs reconnection."""
+    from connections import oauth, services
+    from connectors import calls
+
+    try:
+        credential = oauth.access_token(connection, seconds=max(deadline - time.monotonic(), 0.001), refused=refused)
+        return _perform(connection, operation, credential, settings_, deadline)
+    except oauth.Failed as failed:
+        raise StepFailed(_named(connection, failed)) from None
+    except calls.CallFailed as failed:
+        if failed.output and failed.output["status"] == 401:
+            services.needs_reconnection(connection=connection, problem=str(failed))
+        raise StepFailed(str(failed), failed.output) from None

@@ -128,7 +128,7 @@ def test_the_stand_ins_keep_a_pasted_token_as_an_api_key(owner, plain_apps, auth
     assert connection.auth_type == auth_type and keys.unseal(connection.credential_sealed) == "tok-stand-in-5678"
 
 
-def test_an_oauth_app_is_not_connectable_yet(owner, plain_apps):
+def test_an_oauth_app_is_not_connected_without_its_sign_in_page(owner, plain_apps):
     with pytest.raises(services.NotConnectable, match="its own sign-in page"):
         services.connect(owner=owner, app=plain_apps["oauth_v2"], label="O")
     assert not Connection.objects.exists()
