@@ -18,6 +18,7 @@ from accounts import connected
 from accounts.connection_forms import ConnectForm, CredentialForm, LabelForm
 from connections import auth_types, checking, services
 from connections.models import Connection
+from hooks import endpoints
 
 
 def _own(request: HttpRequest, connection_id: int) -> Connection:
@@ -79,6 +80,7 @@ def _connection_page(request, connection: Connection, *, label_form=None, creden
         "connection": connection,
         "kind": kind,
         "using": connected.automations_using(connection),
+        "hook_url": endpoints.connection_url(connection),
         "label_form": label_form or LabelForm(initial={"label": connection.label}, prefix="rename"),
         "credential_form": credential_form or CredentialForm(prefix="reconnect", field_label=kind.field_label),
     }
