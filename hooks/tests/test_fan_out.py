@@ -24,6 +24,7 @@ from hooks import deliveries, endpoints, intake
 from hooks.models import Delivery
 from hooks.tests.test_odd_input import HOSTILE
 from publickeys.models import PublicKey
+from publickeys.redaction import redact
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -377,3 +378,9 @@ def test_an_account_in_a_body_is_a_string_or_a_number_never_a_list_a_dict_or_a_b
     assert found == {"a.id": "12", "a.s": "x", "a.t": None, "a.l": None, "a.d": None, "a.n": None, "a.e": None}
     assert routing.account_at(body, "list.1") == "q" and routing.account_at(body, "list.9") is None
     assert routing.account_in_answer(b"[" * 10000 + b"]" * 10000, "0") is None  # nested thousands deep
+
+
+def test_the_keys_of_both_urls_are_redacted_wherever_a_url_is_written():
+    assert redact("POST /connection-k3y HTTP/1.1") == "POST /connection-{key} HTTP/1.1"
+    assert redact("https://hooks.example/app-k3y?x=1") == "https://hooks.example/app-{key}?x=1"
+    assert redact("/%61pp-k3y and /connection%2Dk3y") == "/%61pp-{key} and /connection%2D{key}"
