@@ -22,6 +22,7 @@ from accounts.connection_forms import ConnectForm, CredentialForm, LabelForm
 from connections import auth_types, checking, oauth, services
 from connections.models import Connection
 from edge import page_headers
+from hooks import endpoints
 
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
 
@@ -126,6 +127,7 @@ def _connection_page(request, connection: Connection, *, label_form=None, creden
         "kind": kind,
         "signs_in_ready": kind.signs_in and oauth.client_of(connection.app) is not None,
         "using": connected.automations_using(connection),
+        "hook_url": endpoints.connection_url(connection),
         "label_form": label_form or LabelForm(initial={"label": connection.label}, prefix="rename"),
         "credential_form": credential_form or CredentialForm(prefix="reconnect", field_label=kind.field_label),
     }

@@ -12,6 +12,13 @@ It also reports the CPU time (user + system) spent per 1,000 deliveries by the
 worker's processes and by the PostgreSQL backends serving them, from the first
 delivery done to the last (start-up left out): less sensitive than the rate
 to other work on a shared machine.
+
+--fan-out 10 adds, in each round after the single-automation drain, the drain
+of the same number of deliveries to a connection's URL (docs/connections.md)
+with ten automations listening on it: each delivery fanned out to ten runs.
+It reports deliveries and runs per second beside the single-automation drain,
+and checks that every delivery ended done and every automation ran each one
+exactly once.
 """
 
 import argparse
@@ -37,6 +44,36 @@ for start in range(0, len(rows), 200):
     statements.insert_deliveries(rows[start:start + 200])
 print(" ".join(str(row.pk) for row in rows))
 """
+FAN_OUT_SETUP = """
+from django.contrib.auth import get_user_model
+from automations import services
+from catalog.models import App, Operation
+from connections import services as connection_services
+from hooks import intake, statements
+user = get_user_model().objects.create_user("bench")
+app = App.objects.create(slug="bench-crm", name="Bench CRM", auth_type="none", app_domain="bench.example")
+Operation.objects.create(app=app, kind="trigger", key="new_lead", name="New lead", delivery_mode="per_connection")
+connection = connection_services.connect(owner=user, app=app, label="bench")
+for n in range(AUTOMATIONS):
+    services.create_automation(owner=user, name=f"bench {n}", enabled=True, definition={
+        "trigger": {"type": "app_trigger", "app": "bench-crm", "trigger": "new_lead", "connection": connection.pk},
+        "settings": {"suppress_duplicates": True},
+        "steps": [{"id": "v", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}},
+                  {"id": "check", "kind": "condition", "all": [{"left": "{{steps.v.n}}", "op": "exists"}]}]})
+rows = [intake.Accepted(automation_id=None, connection_id=connection.pk, method="POST", path="/", query_string="",
+                        content_type="application/json", body=b'{"n": %d}' % n, body_digest=f"{n:064d}")
+        for n in range(COUNT)]
+for start in range(0, len(rows), 200):
+    statements.insert_deliveries(rows[start:start + 200])
+print(" ".join(str(row.pk) for row in rows))
+"""
+FAN_OUT_COUNT = """
+SELECT (SELECT count(*) FROM hooks_delivery WHERE automation_id IS NULL AND status = 'done'),
+       (SELECT count(*) FROM hooks_delivery WHERE automation_id IS NULL),
+       (SELECT count(*) FROM automations_run WHERE status = 'succeeded'),
+       (SELECT count(*) FROM automations_run),
+       (SELECT count(*) FROM (SELECT DISTINCT automation_id, trigger FROM automations_run) once)
+"""
 COUNT = """
 SELECT count(*) FILTER (WHERE d.status = 'done'), count(*), count(DISTINCT r.id) FILTER (WHERE r.status = 'succeeded'),
        (SELECT count(*) FROM automations_run)
@@ -44,12 +81,14 @@ FROM hooks_delivery d LEFT JOIN automations_run r ON r.id = d.run_id
 """
 
 
-def drain_once(deliveries: int) -> tuple[float, float, float]:
-    """Seconds to drain, and the worker's and PostgreSQL's CPU seconds per 1,000 deliveries."""
+def drain_once(deliveries: int, fan_out: int = 0) -> tuple[float, float, float]:
+    """Seconds to drain, and the worker's and PostgreSQL's CPU seconds per 1,000 deliveries; fan_out: to a
+    connection's URL with that many automations listening, instead of one automation's URL."""
     env = bench_env("flowgate_bench_drain", 8934)
     subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)
     manage(env, "migrate", "--noinput")
-    made = manage(env, "shell", "-c", SETUP.replace("COUNT", str(deliveries)))
+    setup = FAN_OUT_SETUP.replace("AUTOMATIONS", str(fan_out)) if fan_out else SETUP
+    made = manage(env, "shell", "-c", setup.replace("COUNT", str(deliveries)))
     ids = [int(pk) for pk in made.strip().splitlines()[-1].split()]
     subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)  # the replay queued on turn-on
     queue = (
@@ -63,7 +102,11 @@ def drain_once(deliveries: int) -> tuple[float, float, float]:
     first = None
     try:
         while True:
-            done, total, succeeded, runs = _count()
+            if fan_out:
+                done, total, succeeded, runs, once = _count(FAN_OUT_COUNT)
+                succeeded //= fan_out  # deliveries' worth of runs
+            else:
+                done, total, succeeded, runs = _count()
             if succeeded == total:
                 elapsed = time.monotonic() - started
                 last = (succeeded, _cpu_seconds(_family(worker.pid)), _cpu_seconds(_backends()))
@@ -74,7 +117,10 @@ def drain_once(deliveries: int) -> tuple[float, float, float]:
     finally:
         worker.terminate()
         worker.wait()
-    assert (done, succeeded, runs) == (deliveries, deliveries, deliveries), (done, succeeded, runs)
+    if fan_out:  # every delivery done; each of the automations ran each delivery exactly once
+        assert (done, runs, once) == (deliveries, deliveries * fan_out, deliveries * fan_out), (done, runs, once)
+    else:
+        assert (done, succeeded, runs) == (deliveries, deliveries, deliveries), (done, succeeded, runs)
     first = first or (0, 0.0, 0.0)
     per_thousand = 1000 / max(last[0] - first[0], 1)
     return elapsed, (last[1] - first[1]) * per_thousand, (last[2] - first[2]) * per_thousand
@@ -122,9 +168,9 @@ def _cpu_seconds(pids: list[int]) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def _count() -> list[int]:
+def _count(query: str = COUNT) -> list[int]:
     out = subprocess.run(
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", COUNT, "flowgate_bench_drain"],
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", query, "flowgate_bench_drain"],
         check=True,
         capture_output=True,
         text=True,
@@ -136,8 +182,21 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--deliveries", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--fan-out", type=int, default=0, help="also drain to a connection with this many automations")
     args = parser.parse_args()
     for _ in range(args.rounds):
+        if args.fan_out:
+            single, _, _ = drain_once(args.deliveries)
+            fanned, worker_cpu, database_cpu = drain_once(args.deliveries, args.fan_out)
+            print(
+                f"{args.deliveries} deliveries: to one automation in {single:.1f} s "
+                f"({args.deliveries / single:.0f}/s); "
+                f"fanned out to {args.fan_out} automations each in {fanned:.1f} s ({args.deliveries / fanned:.0f} "
+                f"deliveries/s, {args.deliveries * args.fan_out / fanned:.0f} runs/s); every automation ran each "
+                f"once; fan-out CPU s per 1,000 deliveries: worker {worker_cpu:.2f}, PostgreSQL {database_cpu:.2f}",
+                flush=True,
+            )
+            continue
         elapsed, worker_cpu, database_cpu = drain_once(args.deliveries)
         print(
             f"{args.deliveries} deliveries drained in {elapsed:.1f} s: {args.deliveries / elapsed:.0f}/s "

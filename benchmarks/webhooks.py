@@ -24,6 +24,11 @@ Beside Flowgate's webhooks, the same URL with Standard Webhooks verification
 (benchmarks/signed.lua; wrk's Lua has no HMAC). Its goal: 80% or more of the
 unsigned URL's rate at 4 and at 32 connections.
 
+--connections measures a connection's URL (/connection-{key}, docs/connections.md) beside the generic
+/automation-{key} and (a), in the same rounds of one sitting, as --quick does (no worker: what is measured is
+the accept; the fan-out's drain is benchmarks/drain.py --fan-out), and reports its rate as a share of the
+generic URL's (goal: 80% or more at 4 and at 32 connections).
+
 --quick measures only (a) and Flowgate's webhooks, with no round trips,
 and instead of draining checks that every 200 counted has its delivery row
 (what the intake promises). --port, --database and --redis-db let two trees
@@ -61,9 +66,20 @@ signed = services.create_automation(owner=user, name="signed", enabled=True, def
 from hooks import verification
 verification.save(automation_id=signed.pk, scheme="standard", tolerance_seconds=3600,
                   new_secret=SIGNING_SECRET, allowed_networks=[])
+from catalog.models import App, Operation
+from connections import services as connection_services
+from hooks import endpoints
+app = App.objects.create(slug="bench-crm", name="Bench CRM", auth_type="none", app_domain="bench.example")
+Operation.objects.create(app=app, kind="trigger", key="new_lead", name="New lead", delivery_mode="per_connection")
+connection = connection_services.connect(owner=user, app=app, label="bench")
+services.create_automation(owner=user, name="on a connection", enabled=True, definition={
+    "trigger": {"type": "app_trigger", "app": "bench-crm", "trigger": "new_lead", "connection": connection.pk},
+    "settings": {"suppress_duplicates": False}, "steps": a.definition["steps"]})
 print(services.hook_url(a).rsplit("automation-", 1)[1], services.web_service_url(ws).rsplit("webservice-", 1)[1],
-      services.hook_url(signed).rsplit("automation-", 1)[1])
+      services.hook_url(signed).rsplit("automation-", 1)[1],
+      endpoints.connection_url(connection).rsplit("connection-", 1)[1])
 """
+CONNECTION_CASE = "Flowgate /connection-{key}, hooks process"
 SIGNING_SECRET = "whsec_" + base64.b64encode(b"benchmark-signing-secret-32bytes").decode()
 SIGNED_PER_SECOND = 60_000  # more than a run can send: a request signed twice would be refused as a replay
 COUNT = """
@@ -80,6 +96,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--connections", action="store_true", help="a connection's URL beside the generic URL")
     parser.add_argument("--port", type=int, default=PORT)
     parser.add_argument("--database", default="flowgate_bench_hooks")
     parser.add_argument("--redis-db", default="2")
@@ -92,7 +109,7 @@ def main() -> None:
     manage(env, "migrate", "--noinput")
     env["WEB_SERVICE_MONTHLY_QUOTA"] = "100000000"
     setup = SETUP.replace("SIGNING_SECRET", repr(SIGNING_SECRET))
-    key, service_key, signed_key = manage(env, "shell", "-c", setup).strip().splitlines()[-1].split()
+    key, service_key, signed_key, connection_key = manage(env, "shell", "-c", setup).strip().splitlines()[-1].split()
     # Turning the new automations on queued a replay of their kept deliveries (none yet). Left in the
     # queue, it would meet the benchmark's backlog when the worker starts and run it one at a time.
     subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=True, capture_output=True)
@@ -111,6 +128,10 @@ def main() -> None:
         "(a) empty view, hooks process": (f"{hooks_base}/healthz", None, host),
         "(b) naive durable view, hooks process": (f"{hooks_base}/naive-{key}", "post.lua", host),
     }
+    if args.connections:
+        args.quick = True
+        cases[CONNECTION_CASE] = (f"{hooks_base}/connection-{connection_key}", "post.lua", host)
+        cases.pop(SIGNED_CASE)
     if args.quick:
         cases = {name: case for name, case in cases.items() if name.startswith(("(a) empty view /", "Flowgate"))}
     signed_runs = itertools.count()  # each run of wrk signs ids of its own
@@ -285,6 +306,16 @@ def report_quick(args, cases: dict, results: dict, accepted: int, database: str)
                 f"| {name} | {connections} | {rps:.0f} | {p99:.1f} | {rps / empty:.0%} "
                 f"| {errors} | {splits} | {steal} |"
             )
+    if CONNECTION_CASE in cases:
+        print("\nA connection's URL beside the generic webhook URL (goal: 80% or more):")
+        print("| connections | /connection- req/s | /automation- req/s | connection / generic |")
+        print("|---|---|---|---|")
+        for connections in (4, 32):
+            routed = statistics.median(r["rps"] for r in results[(CONNECTION_CASE, connections)])
+            plain = statistics.median(
+                r["rps"] for r in results[("Flowgate /automation-{key}, hooks process", connections)]
+            )
+            print(f"| {connections} | {routed:.0f} | {plain:.0f} | {routed / plain:.0%} |")
 
 
 if __name__ == "__main__":

@@ -154,7 +154,7 @@ def check_hooks_host(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
         checks.Warning(
             SHARED_HOOKS_HOST,
             hint="Serve that host with the hooks process alone (gunicorn config.asgi, the Procfile's hooks line), "
-            "or send its /automation-, /webhook/ and /webservice- paths to the hooks processes, "
+            "or send its /automation-, /webhook/, /webservice-, /connection- and /app- paths to the hooks processes, "
             "or give HOOKS_URL a host of its own (README, Running in production).",
             id="flowgate.W004",
         )

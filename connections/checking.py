@@ -43,11 +43,13 @@ def test_request_of(app) -> dict | None:
     return request if isinstance(request, dict) and isinstance(request.get("url"), str) else None
 
 
-def check_key(*, app, key: str) -> None:
-    """Call the app's test_request with key; Refused when it does not answer 2xx. No test_request: nothing to do."""
+def check_key(*, app, key: str) -> bytes | None:
+    """Call the app's test_request with key; Refused when it does not answer 2xx. Returns the answer (its first
+    READ_AT_MOST bytes), from which the connection's account is read (hooks/routing.py); None without a test_request.
+    """
     described = test_request_of(app)
     if described is None:
-        return
+        return None
     request = _request(described, key)
     limit = float(settings.CONNECTION_CHECK_TIMEOUT_SECONDS)
     try:
@@ -70,7 +72,7 @@ def check_key(*, app, key: str) -> None:
     except (httpx.HTTPError, httpx.InvalidURL, ValueError):
         raise Refused(_("%(app)s could not be reached. Try again later.") % {"app": app.name}) from None
     if 200 <= response.status_code < 300:
-        return
+        return body
     message = _message(body, key)
     values = {"app": app.name, "status": response.status_code, "message": message}
     if response.status_code in (401, 403):

@@ -1,6 +1,7 @@
 """Connection: an owner's connected account on a catalog app, its credential sealed (docs/connections.md)."""
 
 from django.conf import settings
+from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
 
 
@@ -35,6 +36,12 @@ class Connection(models.Model):
     token_expires_at = models.DateTimeField(
         null=True, blank=True, editable=False, help_text="When the access token expires, as the app said."
     )
+    # Who this account is at the app, read from the test call's answer (the app's auth_config routing.account_path)
+    # when connecting: a shared endpoint routes a delivery naming it here. Never typed by the owner, who could
+    # otherwise claim another account's deliveries (docs/connections.md).
+    account_id = models.CharField(max_length=255, blank=True, editable=False)
+    # Its per-connection webhook URL's key (publickeys), deleted with it.
+    public_keys = GenericRelation("publickeys.PublicKey", content_type_field="target_type", object_id_field="target_id")
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -43,7 +50,10 @@ class Connection(models.Model):
 
     class Meta:
         ordering = ["app__name", "label", "pk"]
-        indexes = [models.Index(fields=["owner", "app"])]
+        indexes = [
+            models.Index(fields=["owner", "app"]),
+            models.Index(fields=["app", "account_id"], condition=~models.Q(account_id=""), name="connection_account"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.app} · {self.label}"

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from catalog.models import App
-from connections import auth_types, checking, keys
+from connections import auth_types, checking, keys, routing
 from connections.models import Connection
 
 MAX_CREDENTIAL = 4096
@@ -48,20 +48,30 @@ def _connectable_here(app: App, kind: auth_types.AuthType) -> None:
         raise NotConnectable(_("%(app)s connects through its own sign-in page.") % {"app": app.name})
 
 
-def _checked(app: App, kind: auth_types.AuthType, credential: str) -> tuple[str, str]:
-    """The sealed credential and its hint, after the app's test call accepts it (checking.Refused when not)."""
+def _checked(app: App, kind: auth_types.AuthType, credential: str) -> tuple[str, str, str]:
+    """The sealed credential, its hint and the account it opens, after the app's test call accepts it
+    (checking.Refused when not).
+
+    The account is read from the test call's answer at the app's routing
+    account_path (connections/routing.py), so that a shared endpoint can route to
+    it; "" when the app names none, or the answer does not hold one. It is
+    never typed by the owner: the answer to the owner's own credential is the
+    proof that the account is theirs.
+    """
     if not kind.takes_credential:
-        return "", ""
+        return "", "", ""
     credential = credential.strip()
-    checking.check_key(app=app, key=credential)
-    return keys.seal(credential), keys.hint(credential)
+    answer = checking.check_key(app=app, key=credential)
+    path = routing.rule_of(app.auth_config).get("account_path")
+    account = (routing.account_in_answer(answer, path) or "") if answer is not None and path else ""
+    return keys.seal(credential), keys.hint(credential), account
 
 
 def connect(*, owner, app: App, label: str, credential: str = "") -> Connection:
     """A new connection of owner to app, its credential checked first: a refused key is never saved."""
     kind = auth_types.of(app.auth_type)
     _connectable_here(app, kind)
-    sealed, hint = _checked(app, kind, credential)  # the call is made outside any transaction
+    sealed, hint, account = _checked(app, kind, credential)  # the call is made outside any transaction
     now = timezone.now()
     return Connection.objects.create(
         owner=owner,
@@ -70,6 +80,7 @@ def connect(*, owner, app: App, label: str, credential: str = "") -> Connection:
         auth_type=kind.name,
         credential_sealed=sealed,
         credential_hint=hint,
+        account_id=account,
         last_checked_at=now if sealed and checking.test_request_of(app) else None,
     )
 
@@ -83,10 +94,11 @@ def reconnect(*, connection: Connection, credential: str = "") -> Connection:
     app = connection.app
     kind = auth_types.of(app.auth_type)
     _connectable_here(app, kind)
-    sealed, hint = _checked(app, kind, credential)
+    sealed, hint, account = _checked(app, kind, credential)
     with transaction.atomic():
         connection.auth_type = kind.name
         connection.credential_sealed, connection.credential_hint = sealed, hint
+        connection.account_id = account  # reconnected to another account: its deliveries follow
         connection.state, connection.problem = Connection.State.CONNECTED, ""
         connection.last_checked_at = timezone.now() if sealed and checking.test_request_of(app) else None
         connection.save()

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.db import close_old_connections
 
+from connections import routing
 from edge import bodies, clients
 from edge.bodies import BodyError
 from edge.headers import security_headers
@@ -23,7 +24,10 @@ from hooks import answers, intake, maintenance, routes, selectors, services, sig
 from hooks.incoming import Incoming
 
 logger = logging.getLogger("django.request")
-PREFIXES = ("/automation-", "/webhook/automation-")
+WEBHOOK_PREFIXES = ("/automation-", "/webhook/automation-")
+# A connection's URL and an app's shared endpoint (docs/connections.md): stored the same way, fanned out by a worker.
+CONNECTION_PREFIX, APP_PREFIX = "/connection-", "/app-"
+PREFIXES = (*WEBHOOK_PREFIXES, CONNECTION_PREFIX, APP_PREFIX)
 _UNLIMITED = contextlib.nullcontext()
 
 
@@ -66,7 +70,12 @@ class HooksApplication:
     async def answer(self, scope: dict, headers: dict, receive) -> Reply:
         """The rules of hooks/answers.py, without blocking the loop."""
         method, path = scope["method"], scope["path"]
-        key = path.partition("automation-")[2]
+        if path.startswith(WEBHOOK_PREFIXES):
+            purpose, key = selectors.WEBHOOK, path.partition("automation-")[2]
+        elif path.startswith(CONNECTION_PREFIX):
+            purpose, key = selectors.CONNECTION_HOOK, path[len(CONNECTION_PREFIX) :]
+        else:
+            purpose, key = selectors.APP_HOOK, path[len(APP_PREFIX) :]
         key = "" if "/" in key else key  # a malformed key is a miss like any other
         active = maintenance.known()
         if active if active is not None else await self.blocking(maintenance.active):
@@ -75,6 +84,8 @@ class HooksApplication:
             return answers.WRONG_METHOD
         declared = bodies.declared(headers.get("content-length"), headers.get("transfer-encoding"))
         fresh = answers.fresh_lookup(method, declared)
+        if purpose != selectors.WEBHOOK:
+            return await self.answer_routed(scope, headers, receive, purpose, key, declared, fresh)
         if (automation_id := None if fresh else selectors.remembered_hook_key(key)) is None:
             automation_id = await self.blocking(selectors.automation_id_for_hook_key, key, fresh)
         if automation_id is None:
@@ -114,6 +125,40 @@ class HooksApplication:
                     body_size=len(body),
                 )
                 return answers.refused(refusal)
+            outage.answered()
+        return answers.accepted(row.public_id)
+
+    async def answer_routed(self, scope, headers, receive, purpose: str, key: str, declared, fresh: bool) -> Reply:
+        """A connection's URL or an app's shared endpoint: answered as an automation's webhook URL is, the row
+        stored by the same writer before the 200, with no verification (a URL of many automations has none of
+        its own); a worker fans it out (hooks/deliveries.py)."""
+        method = scope["method"]
+        if (target_id := None if fresh else selectors.remembered_routed_target_id(purpose, key)) is None:
+            target_id = await self.blocking(selectors.routed_target_id, purpose, key, fresh)
+        if target_id is None:
+            return answers.MISS
+        if not answers.reads_body(method):
+            return answers.without_body(method, headers.get("access-control-request-headers"))
+        async with self.large_bodies if fresh else _UNLIMITED:
+            try:
+                body = await bodies.read_messages(receive, declared, settings.HOOK_MAX_BODY_BYTES)
+            except BodyError as refused:
+                return Reply(refused.status_code)
+            if handshake := answers.handshake(headers.get("x-hook-secret"), body):
+                return handshake
+            query_string = scope.get("query_string", b"").decode("latin-1")
+            incoming = Incoming(method, scope["path"], query_string, headers.get("content-type", ""), body)
+            if purpose == selectors.CONNECTION_HOOK:
+                row = services.new_delivery(connection_id=target_id, incoming=incoming)
+            else:
+                header = selectors.routing_header(target_id)
+                account = routing.account_in_headers(header, headers) if header else ""
+                row = services.new_delivery(app_id=target_id, account=account, incoming=incoming)
+            try:
+                await intake.writer.store(row)
+            except intake.AutomationGone:
+                selectors.forget_key(purpose, key)
+                return answers.MISS
             outage.answered()
         return answers.accepted(row.public_id)
 

@@ -13,11 +13,15 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, OperationalError, transaction
+from django.db.models import Q
 from django.db.models.functions import Length
 from django.utils import timezone
 
 from automations import requested_path, runs
 from automations.models import Automation, Run
+from catalog.models import Operation
+from connections import routing
+from connections.models import Connection
 from hooks import selectors, statements, tasks
 from hooks.models import Delivery
 from hooks.trigger import trigger_data
@@ -27,7 +31,9 @@ from publickeys.redaction import PLACEHOLDER
 
 logger = logging.getLogger(__name__)
 
-COMPLETED = (Run.Status.SUCCEEDED, Run.Status.STOPPED)  # a run stopped by a condition also completed
+COMPLETED = (Run.Status.SUCCEEDED, Run.Status.STOPPED)
+# Deliveries to fan out that one sweep queues at most, in messages of FAN_OUT_CHUNK (the next sweep takes the rest).
+FAN_OUT_SWEEP, FAN_OUT_CHUNK = 5000, 50  # a run stopped by a condition also completed
 
 
 def process_delivery(*, delivery_id: int) -> None:
@@ -56,8 +62,13 @@ def process_deliveries(*, delivery_ids: list[int]) -> None:
     quick retry) waits until that one's run has gone on, then is taken
     alone: suppressed if that run succeeded, as one by one it would be.
     """
-    rows = Delivery.objects.filter(pk__in=delivery_ids).values_list("pk", Length("body"), "automation", "body_digest")
-    found = {pk: (size, (automation_id, digest)) for pk, size, automation_id, digest in rows}
+    rows = Delivery.objects.filter(pk__in=delivery_ids).values_list(
+        "pk", Length("body"), "automation", "connection", "app", "body_digest"
+    )
+    found = {
+        pk: (size, (automation_id, connection_id, app_id, digest))
+        for pk, size, automation_id, connection_id, app_id, digest in rows
+    }
     together: list[int] = []
     seen, after = set(), []
     for delivery_id in delivery_ids:
@@ -107,6 +118,8 @@ def start_runs(*, delivery_id: int) -> list[Run]:
     """
     automation = Automation.objects.filter(enabled=True, deliveries__pk=delivery_id).first()
     if automation is None:
+        if Delivery.objects.filter(pk=delivery_id, automation__isnull=True, status=Delivery.Status.PENDING).exists():
+            return _start_fan_out(delivery_id)
         return []
     try:
         with transaction.atomic():
@@ -126,23 +139,53 @@ def start_runs(*, delivery_id: int) -> list[Run]:
         return []
 
 
+def _start_fan_out(delivery_id: int) -> list[Run]:
+    """start_runs for a connection's or an app's delivery: fanned out in one transaction, or ended failed with the
+    reason (no run: it belongs to no automation) when what it carries makes that impossible."""
+    try:
+        with transaction.atomic():
+            return _start_runs(_locked([delivery_id]))
+    except OperationalError:
+        logger.warning("delivery %d could not be fanned out; the sweeper will queue it again", delivery_id)
+        return []
+    except Exception as error:  # noqa: BLE001 (whatever the bytes, the delivery must end)
+        if isinstance(error, DatabaseError) and not Delivery.objects.filter(pk=delivery_id).exists():
+            return []  # its connection or app was deleted meanwhile, and the delivery with it
+        logger.exception("delivery %d could not be fanned out", delivery_id)
+        Delivery.objects.filter(pk=delivery_id, status=Delivery.Status.PENDING).update(
+            status=Delivery.Status.FAILED, error=f"it could not be fanned out ({error.__class__.__name__})"
+        )
+        return []
+
+
 def _locked(delivery_ids: list[int]) -> list[Delivery]:
-    """The pending deliveries among these of an automation that is on, oldest first, each row locked until the
-    transaction ends: a second worker waits, then finds them no longer pending."""
+    """The pending deliveries among these of an automation that is on, or of a connection or an app (to fan out),
+    oldest first, each row locked until the transaction ends: a second worker waits, then finds them no longer
+    pending."""
     return list(
         Delivery.objects.select_for_update(of=("self",))
         .select_related("automation")
-        .filter(pk__in=delivery_ids, status=Delivery.Status.PENDING, automation__enabled=True)
+        .filter(pk__in=delivery_ids, status=Delivery.Status.PENDING)
+        .filter(Q(automation__enabled=True) | Q(automation__isnull=True))
         .order_by("pk")
     )
 
 
 def _start_runs(locked: list[Delivery]) -> list[Run]:
-    """Each delivery suppressed, or a run queued for each automation it feeds (today its own) and the delivery done,
-    in the caller's transaction. The runs are not dispatched: the worker goes on with them once it commits."""
-    wanted, made = [], []
+    """Each delivery suppressed, or a run queued for each automation it feeds and the delivery done, in the
+    caller's transaction. The runs are not dispatched: the worker goes on with them once it commits.
+
+    A connection's or an app's delivery feeds the automations listening on
+    its connection (fan_out): it is done, and each automation gets a copy of
+    its own, which goes on here as an automation's delivery does when that
+    automation is on, and is kept for replay when it is off.
+    """
+    expanded = []
     for delivery in locked:
-        trigger = None
+        expanded += fan_out(delivery) if delivery.automation_id is None else [delivery]
+    wanted, made = [], []
+    for delivery in expanded:
+        trigger = getattr(delivery, "fanned_trigger", None)
         for automation in [delivery.automation]:
             if automation.suppress_duplicates and (original := _original_run(delivery)):
                 Delivery.objects.filter(pk=delivery.pk).update(
@@ -179,6 +222,8 @@ def _start_runs(locked: list[Delivery]) -> list[Run]:
 def _trigger_key_id(delivery: Delivery, automation: Automation) -> int | None:
     """The webhook key the delivery's URL carried, when a step will send trigger.path out and it is certain: a
     process accepts a key for HOOK_KEY_MEMORY_SECONDS after it was retired (automations/requested_path.py)."""
+    if delivery.connection_id is not None or delivery.app_id is not None:
+        return None  # a copy fanned out: its URL's key was a connection's or an app's, which no step sends out
     if PLACEHOLDER not in delivery.path or not requested_path.wanted(automation.definition):
         return None
     return key_selectors.key_id_live_at(
@@ -200,6 +245,110 @@ def _original_run(delivery: Delivery) -> int | None:
     return statements.original_run(
         delivery, completed=COMPLETED, waiting=Run.Status.WAITING, since=since, queued=runs.START
     )
+
+
+def fan_out(delivery: Delivery) -> list[Delivery]:
+    """A connection's or an app's delivery (locked, pending) turned into one copy per automation listening on its
+    connection(s), in the caller's transaction; returns the copies whose automation is on, to start now.
+
+    The delivery ends done, or unmatched with the reason when no connection
+    or no automation takes it. A copy is an automation's delivery like any
+    other: its duplicate suppression reads the automation's own deliveries,
+    and a copy of an automation that is off stays pending until turned on
+    (replay_kept), or until reset discards it. A worker lost here rolls it
+    all back: the delivery is still pending, and the sweeper queues it again.
+    """
+    trigger = trigger_data(
+        body=bytes(delivery.body),
+        content_type=delivery.content_type,
+        query_string=delivery.query_string,
+        path=delivery.path,
+    )
+    if delivery.connection_id is not None:
+        connections, mode = [delivery.connection], Operation.DeliveryMode.PER_CONNECTION
+    else:
+        connections, reason = _routed(delivery, trigger)
+        if not connections:
+            return _unmatched(delivery, reason)
+        mode = Operation.DeliveryMode.SHARED_ENDPOINT
+    listening = [(connection, automation) for connection in connections for automation in _listening(connection, mode)]
+    if not listening:
+        names = ", ".join(str(connection.pk) for connection in connections)
+        return _unmatched(delivery, f"no automation listens with a {mode} trigger on connection {names}")
+    copies = [
+        Delivery(
+            automation=automation,
+            connection=connection,
+            app_id=delivery.app_id,
+            account=delivery.account,
+            method=delivery.method,
+            path=delivery.path,
+            query_string=delivery.query_string,
+            content_type=delivery.content_type,
+            body=delivery.body,
+            body_digest=delivery.body_digest,
+        )
+        for connection, automation in listening
+    ]
+    Delivery.objects.bulk_create(copies)
+    Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.DONE)
+    for copy in copies:
+        copy.fanned_trigger = trigger
+    return [copy for copy in copies if copy.automation.enabled]
+
+
+def _listening(connection, mode: str) -> list[Automation]:
+    """The connection owner's automations (on or off) with an app_trigger on it whose operation has this mode."""
+    candidates = list(
+        Automation.objects.filter(
+            owner_id=connection.owner_id,
+            definition__trigger__type="app_trigger",
+            definition__trigger__connection=connection.pk,
+        ).order_by("pk")
+    )
+    if not candidates:
+        return []
+    keys = {automation.definition["trigger"].get("trigger") for automation in candidates}
+    slug = connection.app.slug
+    modes = dict(
+        Operation.objects.filter(app_id=connection.app_id, kind=Operation.Kind.TRIGGER, key__in=keys).values_list(
+            "key", "delivery_mode"
+        )
+    )
+    return [
+        automation
+        for automation in candidates
+        if automation.definition["trigger"].get("app") == slug
+        and modes.get(automation.definition["trigger"].get("trigger")) == mode
+    ]
+
+
+def _routed(delivery: Delivery, trigger: dict) -> tuple[list, str]:
+    """The connections of its app whose account the delivery names by the app's routing rule (several when
+    several owners connected that account), or none and why."""
+    app = delivery.app
+    rule = routing.rule_of(app.auth_config)
+    if "header" in rule:
+        account = delivery.account or None
+        where = f"the {rule['header']} header"
+    elif "body_path" in rule:
+        account = routing.account_at(trigger.get("body"), rule["body_path"])
+        where = f"the body at {rule['body_path']}"
+    else:
+        return [], f"{app.slug} has no routing rule (auth_config routing.body_path or routing.header)"
+    if account is None:
+        return [], f"{where} names no account"
+    connections = list(Connection.objects.select_related("app").filter(app=app, account_id=account).order_by("pk"))
+    if not connections:
+        return [], f"no connection of {app.slug} is to the account {account[:100]!r} that {where} names"
+    return connections, ""
+
+
+def _unmatched(delivery: Delivery, reason: str) -> list[Delivery]:
+    """Recorded, not dropped: staff see it in admin with its reason (docs/connections.md)."""
+    Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.UNMATCHED, error=reason)
+    logger.info("delivery %d is unmatched: %s", delivery.pk, reason)
+    return []
 
 
 def _fail(delivery_id: int, automation: Automation, reason: str) -> None:
@@ -266,7 +415,17 @@ def queue_pending(**_) -> int:
         tasks.replay_kept.delay(automation_id)
     if automations:
         logger.info("sweeper queued %d automations' pending deliveries", len(automations))
-    return len(automations)
+    # Connections' and apps' deliveries not yet fanned out: queued again as the intake queues them.
+    to_fan_out = list(
+        Delivery.objects.filter(status=Delivery.Status.PENDING, received_at__lt=stale, automation__isnull=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:FAN_OUT_SWEEP]
+    )
+    for start in range(0, len(to_fan_out), FAN_OUT_CHUNK):
+        tasks.process_deliveries.delay(to_fan_out[start : start + FAN_OUT_CHUNK])
+    if to_fan_out:
+        logger.info("sweeper queued %d deliveries to fan out", len(to_fan_out))
+    return len(automations) + len(to_fan_out)
 
 
 def on_turned_on(*, automation: Automation, **_) -> None:

@@ -16,6 +16,8 @@ import redis.exceptions
 from django.db import DatabaseError, IntegrityError, connection, connections, transaction
 
 from automations.models import Automation
+from catalog.models import App
+from connections.models import Connection
 from edge import process_cache
 from hooks import statements, tasks
 
@@ -30,7 +32,7 @@ COALESCE_SECONDS = 0.05
 
 
 class AutomationGone(Exception):
-    """The automation was deleted between the key lookup and the insert."""
+    """The automation (or the connection, or the app) was deleted between the key lookup and the insert."""
 
 
 class Replayed(Exception):
@@ -45,7 +47,7 @@ class Accepted:
     time (benchmarks/RESULTS.md).
     """
 
-    automation_id: int
+    automation_id: int | None
     method: str
     path: str
     query_string: str
@@ -53,6 +55,10 @@ class Accepted:
     body: bytes
     body_digest: str
     replay_id: str | None = None
+    # A connection's or an app's delivery (automation_id None): a worker fans it out (hooks/deliveries.py).
+    connection_id: int | None = None
+    app_id: int | None = None
+    account: str = ""
     public_id: uuid.UUID = field(default_factory=uuid.uuid4)
     pk: int | None = None
 
@@ -66,13 +72,21 @@ def store(row: Accepted, *, publish: bool = True) -> None:
         with transaction.atomic():
             statements.insert_deliveries([row])
     except IntegrityError:
-        if Automation.objects.filter(pk=row.automation_id).exists():
+        if _target_exists(row):
             raise
         raise AutomationGone() from None
     if row.pk is None:
         raise Replayed()
     if publish:
         transaction.on_commit(lambda: _publish([row.pk]), robust=True)
+
+
+def _target_exists(row: Accepted) -> bool:
+    if row.automation_id is not None:
+        return Automation.objects.filter(pk=row.automation_id).exists()
+    if row.connection_id is not None:
+        return Connection.objects.filter(pk=row.connection_id).exists()
+    return App.objects.filter(pk=row.app_id).exists()
 
 
 class Writer:

@@ -6,6 +6,7 @@ import uuid
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from catalog.models import App
 from hooks import signatures
 
 
@@ -23,10 +24,44 @@ class Delivery(models.Model):
         DONE = "done", "done (its run is in Execution History)"
         FAILED = "failed", "failed (its run could not be started)"
         SUPPRESSED = "suppressed", "suppressed duplicate"
+        UNMATCHED = "unmatched", "unmatched (no connection or automation takes it: see its error)"
 
+    # Whose delivery it is: an automation's (its webhook URL, or a copy fanned out to it), or else a connection's
+    # (its per-connection URL) or an app's (its shared endpoint), which a worker fans out to automations
+    # (docs/connections.md, "App triggers: per connected account and shared endpoint").
     # No index of its own: the composite indexes below start with it, and every index costs each webhook.
     automation = models.ForeignKey(
-        "automations.Automation", on_delete=models.CASCADE, related_name="deliveries", db_index=False
+        "automations.Automation",
+        on_delete=models.CASCADE,
+        related_name="deliveries",
+        db_index=False,
+        null=True,
+        blank=True,
+    )
+    # Partial indexes below: a generic webhook's row (both null) is in neither, and costs neither anything.
+    connection = models.ForeignKey(
+        "connections.Connection",
+        on_delete=models.CASCADE,
+        related_name="deliveries",
+        db_index=False,
+        null=True,
+        blank=True,
+        help_text="The connection it came for (its URL, or the shared endpoint's routing), or was fanned out from.",
+    )
+    app = models.ForeignKey(
+        "catalog.App",
+        on_delete=models.CASCADE,
+        related_name="deliveries",
+        db_index=False,
+        null=True,
+        blank=True,
+        help_text="The app whose shared endpoint received it.",
+    )
+    account = models.CharField(
+        max_length=255,
+        blank=True,
+        db_default="",
+        help_text="At a shared endpoint: the account its routing header named (a body path is read by the worker).",
     )
     public_id = models.UUIDField(
         "public ID", default=uuid.uuid4, unique=True, editable=False, help_text="Sent as X-Flowgate-Delivery-Id."
@@ -62,6 +97,10 @@ class Delivery(models.Model):
             models.Index(fields=["status", "received_at"]),
             models.Index(fields=["automation", "status"]),
             models.Index(fields=["automation", "body_digest"]),
+            models.Index(
+                fields=["connection"], condition=models.Q(connection__isnull=False), name="delivery_connection"
+            ),
+            models.Index(fields=["app"], condition=models.Q(app__isnull=False), name="delivery_app"),
         ]
         constraints = [
             # Partial: an unsigned delivery (replay_id null) costs it nothing.
@@ -155,3 +194,12 @@ class Refusal(models.Model):
 
     def __str__(self) -> str:
         return f"refused: {self.get_reason_display()}"
+
+
+class SharedEndpoint(App):
+    """A catalog app seen by its shared callback URL (hooks/endpoints.py): staff read and register it here, where the
+    app's deliveries are, without the catalog knowing of webhooks."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "shared endpoint"

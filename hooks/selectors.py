@@ -1,9 +1,12 @@
 """Reads on hooks: the automation a webhook key names and what its URL verifies, remembered per process for a few
 seconds."""
 
+from connections import routing
+from edge import process_cache
 from hooks import verification
 from publickeys.models import PublicKey
-from publickeys.selectors import forget_key, forget_keys, remembered_target_id, target_id_for_key
+from publickeys.selectors import forget_key as forget_key_of
+from publickeys.selectors import forget_keys, remembered_target_id, target_id_for_key
 
 # Webhook keys that were found are remembered per process this long, so that
 # a webhook costs no lookup query. A deleted automation is still refused at
@@ -12,6 +15,11 @@ from publickeys.selectors import forget_key, forget_keys, remembered_target_id, 
 # working this long in processes that saw it.
 HOOK_KEY_MEMORY_SECONDS = 10.0
 WEBHOOK = PublicKey.Purpose.WEBHOOK.value
+CONNECTION_HOOK = PublicKey.Purpose.CONNECTION_HOOK.value
+APP_HOOK = PublicKey.Purpose.APP_HOOK.value
+# An app's routing header (lower case, "" for none) by app id, read with its shared endpoint's key and remembered as
+# long: the hooks process keeps the header's value on the delivery, since a delivery keeps no headers.
+_routing_headers = process_cache.named("hooks.routing_headers", max_size=10_000)
 
 
 def automation_id_for_hook_key(key: str, fresh: bool = False) -> int | None:
@@ -47,8 +55,41 @@ def check_for(automation_id: int) -> verification.Check:
 
 
 def forget_hook_key(key: str) -> None:
-    forget_key(purpose=WEBHOOK, key=key)
+    forget_key_of(purpose=WEBHOOK, key=key)
 
 
 def forget_hook_keys() -> None:
     forget_keys()
+
+
+def routed_target_id(purpose: str, key: str, fresh: bool = False) -> int | None:
+    """The id of the connection (CONNECTION_HOOK) or app (APP_HOOK) whose URL ends in key, remembered as a webhook
+    key is; an app's routing header is read with it (routing_header). Blocks on a miss."""
+    if not fresh and (found := remembered_routed_target_id(purpose, key)) is not None:
+        return found
+    found = target_id_for_key(purpose=purpose, key=key, remember_seconds=HOOK_KEY_MEMORY_SECONDS, fresh=True)
+    if found is not None and purpose == APP_HOOK:
+        from catalog.models import App
+
+        auth_config = App.objects.filter(pk=found).values_list("auth_config", flat=True).first()
+        header = routing.rule_of(auth_config).get("header", "")
+        _routing_headers.set(found, header, seconds=HOOK_KEY_MEMORY_SECONDS)
+    return found
+
+
+def remembered_routed_target_id(purpose: str, key: str) -> int | None:
+    """routed_target_id's answer if this process remembers it (and, for an app, its routing header), else None."""
+    found = remembered_target_id(purpose=purpose, key=key)
+    if found is None or (purpose == APP_HOOK and _routing_headers.get(found) is None):
+        return None
+    return found
+
+
+def routing_header(app_id: int) -> str:
+    """The app's routing header as routed_target_id read it ("" when it routes by body, or was forgotten)."""
+    return _routing_headers.get(app_id) or ""
+
+
+def forget_key(purpose: str, key: str) -> None:
+    """A connection's or app's key found gone at the insert: looked up again next time."""
+    forget_key_of(purpose=purpose, key=key)

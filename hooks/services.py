@@ -20,10 +20,23 @@ def accept_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepte
     return accepted
 
 
-def new_delivery(*, automation_id: int, incoming: Incoming) -> intake.Accepted:
-    """The delivery a request makes, not yet stored: intake.store or intake.writer.store stores it."""
+def new_delivery(
+    *,
+    incoming: Incoming,
+    automation_id: int | None = None,
+    connection_id: int | None = None,
+    app_id: int | None = None,
+    account: str = "",
+) -> intake.Accepted:
+    """The delivery a request makes, not yet stored: intake.store or intake.writer.store stores it.
+
+    Of an automation (its webhook URL), or of a connection or an app (their URLs: a worker fans it out).
+    """
     return intake.Accepted(
         automation_id=automation_id,
+        connection_id=connection_id,
+        app_id=app_id,
+        account=account,
         method=incoming.method,
         path=redact(incoming.path)[:2048],  # a key is a password: never stored in clear beside its digest
         # Text columns refuse NUL on PostgreSQL: one such row would fail the whole batch's INSERT.

@@ -80,6 +80,10 @@ def original_run_sql(completed: int) -> str:
     )
 
 
+# What only a delivery to a connection's or an app's URL sets (docs/connections.md): a batch of automations'
+# deliveries alone leaves them to the table (null, and account's default), so that the generic path sends and
+# prepares what it did before they existed.
+ROUTED = ("connection", "app", "account")
 # A new delivery's columns: those an accepted request fills (hooks.intake.Accepted has an attribute for
 # each), those every new delivery starts with (a callable: its value at the insert), and those the table
 # fills (null, or its default). hooks/tests/test_statements.py checks that together they are Delivery's fields.
@@ -93,6 +97,7 @@ ACCEPTED = (
     "body",
     "body_digest",
     "replay_id",
+    *ROUTED,
 )
 STARTING = {"status": Delivery.Status.PENDING, "received_at": timezone.now}
 LEFT_TO_THE_TABLE = ("id", "run", "error", "suppressed_by")
@@ -126,7 +131,8 @@ def insert_deliveries(rows: list) -> None:
     value in Python, several times the CPU of this (benchmarks/RESULTS.md). On SQLite the same statement goes through
     Django's cursor, with the values prepared as the ORM prepares them.
     """
-    fields = [Delivery._meta.get_field(name) for name in ACCEPTED]
+    routed = any(row.automation_id is None for row in rows)
+    fields = _fields(routed)
     signed = any(row.replay_id is not None for row in rows)
     if connection.vendor != "postgresql":
         starting = [
@@ -142,7 +148,7 @@ def insert_deliveries(rows: list) -> None:
             + starting
         ]
         with connection.cursor() as cursor:
-            cursor.execute(_insert_sql(len(rows), postgresql=False, signed=signed), values)
+            cursor.execute(_insert_sql(len(rows), postgresql=False, signed=signed, routed=routed), values)
             ids = {public_id: pk for pk, public_id in cursor.fetchall()}
         for row in rows:
             row.pk = ids.get(fields[1].get_db_prep_save(row.public_id, connection))
@@ -159,10 +165,10 @@ def insert_deliveries(rows: list) -> None:
         if connection.in_atomic_block and pgconn.transaction_status == pq.TransactionStatus.IDLE:
             _checked(pgconn, pgconn.exec_(b"BEGIN"))  # the atomic block has not sent its BEGIN yet (psycopg waits)
         if len(rows) <= PREPARED_BATCH:
-            prepared = _prepared(pgconn, len(rows), signed)
+            prepared = _prepared(pgconn, len(rows), signed, routed)
             result = _checked(pgconn, pgconn.exec_prepared(prepared, values, formats, _BINARY))
         else:
-            sql = _insert_sql(len(rows), postgresql=True, signed=signed).encode()
+            sql = _insert_sql(len(rows), postgresql=True, signed=signed, routed=routed).encode()
             result = _checked(pgconn, pgconn.exec_params(sql, values, None, formats, _BINARY))
     ids = {
         result.get_value(n, 1): int.from_bytes(result.get_value(n, 0), "big", signed=True)
@@ -172,12 +178,18 @@ def insert_deliveries(rows: list) -> None:
         row.pk = ids.get(row.public_id.bytes)
 
 
+@functools.cache
+def _fields(routed: bool) -> list:
+    """The fields a batch sends: every accepted one when a row of it is a connection's or an app's, else not ROUTED."""
+    return [Delivery._meta.get_field(name) for name in ACCEPTED if routed or name not in ROUTED]
+
+
 @functools.lru_cache(maxsize=256)
-def _insert_sql(rows: int, *, postgresql: bool, signed: bool = False) -> str:
+def _insert_sql(rows: int, *, postgresql: bool, signed: bool = False, routed: bool = False) -> str:
     """The INSERT of rows deliveries: libpq's $1::type placeholders and the starting values inline, or Django's %s;
-    signed: rows whose replay id an earlier row has are skipped."""
+    signed: rows whose replay id an earlier row has are skipped; routed: the ROUTED columns are sent too."""
     quote = connection.ops.quote_name
-    fields = [Delivery._meta.get_field(name) for name in ACCEPTED]
+    fields = _fields(routed)
     starting = [Delivery._meta.get_field(name) for name in STARTING]
     width = len(fields)
     if postgresql:
@@ -217,14 +229,15 @@ class _PreparedHere(threading.local):
 _prepared_here = _PreparedHere()
 
 
-def _prepared(pgconn: pq.abc.PGconn, rows: int, signed: bool) -> bytes:
+def _prepared(pgconn: pq.abc.PGconn, rows: int, signed: bool, routed: bool = False) -> bytes:
     here = _prepared_here
     if here.pgconn is not pgconn:
         here.pgconn, here.sizes = pgconn, set()
-    name = b"flowgate_insert_%sdeliveries_%d" % (b"signed_" if signed else b"", rows)
-    if (rows, signed) not in here.sizes:
-        _checked(pgconn, pgconn.prepare(name, _insert_sql(rows, postgresql=True, signed=signed).encode()))
-        here.sizes.add((rows, signed))
+    name = b"flowgate_insert_%s%sdeliveries_%d" % (b"signed_" if signed else b"", b"routed_" if routed else b"", rows)
+    if (rows, signed, routed) not in here.sizes:
+        sql = _insert_sql(rows, postgresql=True, signed=signed, routed=routed)
+        _checked(pgconn, pgconn.prepare(name, sql.encode()))
+        here.sizes.add((rows, signed, routed))
     return name
 
 

@@ -22,6 +22,8 @@ class PublicKey(models.Model):
         FORM_SESSION = "form_session", "form session"
         CHAT_WIDGET = "chat_widget", "chat widget"
         APPROVAL_QUEUE = "approval_queue", "approval queue"
+        CONNECTION_HOOK = "connection_hook", "connection webhook"
+        APP_HOOK = "app_hook", "app callback"
 
     purpose = models.CharField(max_length=20, choices=Purpose.choices)
     digest = models.CharField(max_length=64, unique=True, editable=False)

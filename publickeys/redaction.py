@@ -31,6 +31,9 @@ class _Shapes:
                     # still carry a real key.
                     spell("automation-"),
                     spell("webservice-"),
+                    # A connection's URL and an app's shared endpoint (hooks/asgi.py).
+                    slash + spell("connection-"),
+                    slash + spell("app-"),
                     slash + spell("form") + slash + f"(?:(?:{spell('s')}|{spell('run')}){slash})?",
                     # /webchat/embed.js is the script itself; its key is in the query.
                     slash + spell("webchat") + slash + rf"(?!{embed}(?:[\s{re.escape(SEPARATORS)}]|$))",
@@ -68,7 +71,7 @@ _ENCODED = _Shapes(spelled)  # slower; needed only where a % is
 def redact(text: str) -> str:
     """text with the key of every public URL in it replaced by {key}, however the URL is spelled.
 
-    Covers /automation-, /webhook/automation-, /webservice-, /form/,
+    Covers /automation-, /webhook/automation-, /webservice-, /connection-, /app-, /form/,
     /form/s/, /form/run/, /webchat/, /webchat/embed.js?key= and
     /moderation?queue= and /moderation/api?queue=, anywhere in the text (a full URL, a request line, a
     mounted path), with any of their characters percent-encoded as a server

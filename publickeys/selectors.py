@@ -25,6 +25,8 @@ URL_SHAPES = {
     Purpose.FORM_SESSION: ("BASE_URL", "/form/run/{key}"),
     Purpose.CHAT_WIDGET: ("BASE_URL", "/webchat/{key}"),
     Purpose.APPROVAL_QUEUE: ("BASE_URL", "/moderation?queue={key}"),
+    Purpose.CONNECTION_HOOK: ("HOOKS_URL", "/connection-{key}"),
+    Purpose.APP_HOOK: ("HOOKS_URL", "/app-{key}"),
 }
 
 
