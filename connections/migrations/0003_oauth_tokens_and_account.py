@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('connections', '0002_connection_account_id_connection_connection_account'),
-        ('connections', '0002_oauth_tokens'),
+        ("connections", "0002_connection_account_id_connection_connection_account"),
+        ("connections", "0002_oauth_tokens"),
     ]
 
-    operations = [
-    ]
+    operations = []
