@@ -73,8 +73,9 @@ def digest(url: str) -> str:
 def need_of(automation) -> Need | None:
     """What the automation's definition (as given) needs registered; None unless it is a self-registering app
     trigger on one of its owner's connections to that app."""
-    from automations import services
     from catalog.models import Operation
+    from publickeys import selectors
+    from publickeys.models import PublicKey
 
     settings_ = automation.definition.get("trigger") if isinstance(automation.definition, dict) else None
     if not isinstance(settings_, dict) or settings_.get("type") != "app_trigger":
@@ -94,7 +95,8 @@ def need_of(automation) -> Need | None:
     )
     if connection is None:
         return None
-    return Need(connection=connection, operation=operation, url=services.hook_url(automation))
+    url = selectors.url_of(purpose=PublicKey.Purpose.WEBHOOK, target=automation)  # automations.services.hook_url
+    return Need(connection=connection, operation=operation, url=url)
 
 
 def ensure(automation) -> Registration | None:
@@ -300,8 +302,7 @@ def cleanup(*, now=None) -> dict:
 
 
 def _release_unneeded(now) -> int:
-    from automations.models import Automation
-
+    automations = Registration._meta.get_field("automation").related_model.objects  # read, never locked here
     active = Registration.objects.filter(state=Registration.State.ACTIVE)
     candidates = active.filter(
         Q(automation__isnull=True)
@@ -318,7 +319,7 @@ def _release_unneeded(now) -> int:
             )
             if registration is None:
                 continue
-            automation = Automation.objects.filter(pk=registration.automation_id).first()
+            automation = automations.filter(pk=registration.automation_id).first()
             if automation is not None and _needed(registration, automation, now):
                 Registration.objects.filter(pk=pk).update(updated_at=timezone.now())  # checked: not a candidate again
                 continue

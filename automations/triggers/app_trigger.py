@@ -104,7 +104,8 @@ class AppTrigger(Trigger):
             need = registrations.need_of(automation)
             app = need.connection.app.name if need else automation.definition["trigger"].get("app")
             raise TriggerRefused(
-                f"its webhook is not registered in {app}: its trigger or URL changed meanwhile, turn it on again"
+                f"its webhook is not registered in {app} yet (its trigger or URL changed meanwhile): turn the "
+                "automation off, then on again"
             )
 
     def deactivate(self, automation) -> None:
