@@ -125,6 +125,8 @@ class AutomationAdmin(admin.ModelAdmin):
         with transaction.atomic():
             if change:
                 stored = _locked(automation)
+                if later and stored.enabled and stored.definition.get("trigger") == data["definition"].get("trigger"):
+                    later = False  # on, its trigger unchanged: its registration stays, nothing is called
                 if not wanted or later:
                     services.turn_off(automation=stored)
                 try:

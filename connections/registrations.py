@@ -33,6 +33,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from connections.models import Connection, Registration
+from publickeys.redaction import redact
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +126,8 @@ def ensure(automation) -> Registration | None:
     except calls.CallFailed as failed:
         if failed.output and failed.output["status"] == 401 and credential:
             services.needs_reconnection(connection=connection, problem=str(failed))
-        raise Refused(f"{connection.app.name} did not register the webhook: {failed}") from None
+        # An app may echo the URL it was given: its key is a password, shown to no one (admin's staff included).
+        raise Refused(redact(f"{connection.app.name} did not register the webhook: {failed}")) from None
     remote_id = _id_in(answer["body"])
     if remote_id is None:
         raise Refused(
@@ -269,7 +271,7 @@ def _failed(registration: Registration, error: str, *, again: bool = True) -> No
         state=Registration.State.REMOVAL_FAILED,
         attempts=attempts,
         next_try_at=timezone.now() + wait if again else None,
-        last_error=error[:500],
+        last_error=redact(error)[:500],  # an app may echo the URL it has: its key appears in no column
         updated_at=timezone.now(),
     )
 

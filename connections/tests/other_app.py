@@ -2,8 +2,9 @@
 
 POST /hooks with {"target_url": ...} answers 201 {"id": "hook-N"} and keeps it; DELETE /hooks/{id} answers 204.
 `refuse` makes it refuse a registration (422 with its own message); `fail_deletes` makes each deletion answer 500
-(with Retry-After: 0, so the runtime's own retries take no time). Every request it gets is in `requests`, and
-`deleted` is set at each deletion it accepts (what an end-to-end test waits on).
+(with Retry-After: 0, so the runtime's own retries take no time); `echo` puts the webhook URL in those messages.
+Every request it gets is in `requests`, and `deleted` is set at each deletion it accepts (what an end-to-end test
+waits on).
 """
 
 import json
@@ -37,7 +38,8 @@ def birch_handler(state: SimpleNamespace) -> type:
             if self.headers.get("Authorization") != f"Bearer {KEY}":
                 return self._answer(401, {"message": "Invalid API key."})
             if state.refuse:
-                return self._answer(422, {"message": REFUSAL})
+                said = f"{REFUSAL}: {body.get('target_url')}" if state.echo else REFUSAL
+                return self._answer(422, {"message": said})
             if self.path.endswith("-without-id"):
                 return self._answer(200, {"ok": True})
             state.count += 1
@@ -47,9 +49,12 @@ def birch_handler(state: SimpleNamespace) -> type:
 
         def do_DELETE(self):
             state.requests.append(("DELETE", self.path, None, self.headers.get("Authorization")))
-            if state.fail_deletes:
-                return self._answer(500, {"message": "the hook store is down"}, [("Retry-After", "0")])
             hook_id = self.path.rsplit("/", 1)[-1]
+            if state.fail_deletes:
+                said = (
+                    f"the hook store is down ({state.hooks.get(hook_id)})" if state.echo else "the hook store is down"
+                )
+                return self._answer(500, {"message": said}, [("Retry-After", "0")])
             if state.hooks.pop(hook_id, None) is None:
                 return self._answer(404, {"message": "no such hook"})
             self._answer(204)
@@ -61,7 +66,9 @@ def birch_handler(state: SimpleNamespace) -> type:
 @contextmanager
 def birch_api():
     """The app's state and base URL while it serves."""
-    state = SimpleNamespace(requests=[], hooks={}, count=0, refuse=False, fail_deletes=False, deleted=threading.Event())
+    state = SimpleNamespace(
+        requests=[], hooks={}, count=0, refuse=False, fail_deletes=False, echo=False, deleted=threading.Event()
+    )
     with serving(birch_handler(state)) as base:
         state.base = base
         yield state

@@ -84,6 +84,9 @@ def test_admins_form_turns_it_on_after_its_commit_and_shows_the_apps_refusal(sta
     page = staff_client.post(change, {**form, "enabled": "on"}, follow=True).content.decode()
     assert "left off" not in page
     assert is_on(automation) and list(birch.hooks.values()) == [services.hook_url(automation)]
+    staff_client.post(change, {**form, "name": "Renamed", "enabled": "on"})  # on, its trigger unchanged
+    assert is_on(automation) and list(birch.hooks) == ["hook-1"]
+    assert [method for method, *_ in birch.requests] == ["POST", "POST"]  # the refused one, then the one kept
 
 
 @pytest.mark.django_db

@@ -70,7 +70,7 @@ def test_turning_on_registers_the_automations_url_and_turning_off_removes_it(
 def test_no_column_of_a_registration_holds_the_url_or_its_key(birch, automation):
     services.turn_on(automation=automation)
     url = services.hook_url(automation)
-    key = url.rsplit("-", 1)[-1].rsplit("/", 1)[-1]
+    key = url.split("/automation-", 1)[1]
     row = Registration.objects.values().get()
     assert not any(key in str(value) for value in row.values()), row
 
@@ -208,3 +208,22 @@ def test_an_answer_without_an_id_is_a_refusal_that_says_so(make_catalog, birch, 
     with pytest.raises(TriggerRefused, match="Birch Forms answered 200 without the id of the webhook"):
         services.turn_on(automation=automation)
     assert not Registration.objects.exists() and not Automation.objects.get(pk=automation.pk).enabled
+
+
+def test_a_url_the_app_echoes_in_its_errors_is_shown_and_kept_without_its_key(
+    birch, automation, django_capture_on_commit_callbacks
+):
+    key = services.hook_url(automation).split("/automation-", 1)[1]
+    birch.echo = birch.refuse = True
+    with pytest.raises(TriggerRefused) as refused:
+        services.turn_on(automation=automation)
+    assert "target_url must be reachable" in str(refused.value) and "{key}" in str(refused.value)
+    assert key not in str(refused.value)
+    birch.refuse = False
+    services.turn_on(automation=automation)
+    birch.fail_deletes = True
+    with django_capture_on_commit_callbacks(execute=True):
+        services.turn_off(automation=automation)
+    registration = Registration.objects.get()
+    assert registration.state == FAILED and "the hook store is down" in registration.last_error
+    assert key not in registration.last_error and "{key}" in registration.last_error
