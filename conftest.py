@@ -61,6 +61,7 @@ def app_doc(slug: str, **fields) -> dict:
                 "http_method": "POST",
                 "request_template": {"token": "{{internal}}"},
                 "delivery_mode": "self_registering",
+                "instructions": f"internal-instructions of {slug}: paste the URL under Settings > Webhooks.",
             }
         ],
         "actions": [

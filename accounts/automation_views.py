@@ -55,8 +55,32 @@ def automation_page(request: HttpRequest, automation_id: int) -> HttpResponse:
         "document": selectors.document_of(automation),
         "kept": owned.kept_deliveries(automation),
         "verification": owned.verification_of(automation),
+        "app_trigger": _app_trigger(automation),
     }
     return render(request, "accounts/automation.html", context)
+
+
+def _app_trigger(automation: Automation) -> dict | None:
+    """What its owner needs of an app trigger: for a manual one, what to paste where in the other app (the
+    operation's instructions, from the catalog); for a self-registering one, whether its webhook is registered."""
+    from automations.triggers import app_trigger
+    from catalog.models import Operation
+    from connections.models import Registration
+
+    settings = automation.definition.get("trigger") or {}
+    if settings.get("type") != app_trigger.AppTrigger.TYPE:
+        return None
+    operation = app_trigger.operation_of(settings)
+    if operation is None:
+        return None
+    found = {"app": operation.app.name, "trigger": operation.name, "mode": operation.delivery_mode}
+    if operation.delivery_mode == Operation.DeliveryMode.MANUAL:
+        found["instructions"] = operation.instructions
+    elif operation.delivery_mode == Operation.DeliveryMode.SELF_REGISTERING:
+        found["registered"] = Registration.objects.filter(
+            automation=automation, state=Registration.State.ACTIVE
+        ).exists()
+    return found
 
 
 @require_POST

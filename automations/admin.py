@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from automations import definition as definitions
-from automations import json_fields, references, services
+from automations import json_fields, references, services, triggers
 from automations.exceptions import NotOff
 from automations.json_fields import StoredJSONField
 from automations.models import Automation, LookupRow, Run, empty_definition
@@ -112,14 +112,22 @@ class AutomationAdmin(admin.ModelAdmin):
         automation that is on: it is then turned off (its old trigger
         deactivated) and saved with the new type. Turning off comes before
         the update, so that a new trigger type is never activated for nothing.
+
+        A trigger that calls another app to turn on (a self-registering one)
+        is saved off and turned on once admin's transaction has committed,
+        so that the call holds no lock (Trigger.calls_out); its refusal is
+        shown the same way.
         """
         data, wanted = form.cleaned_data, automation.enabled
         fields = {"owner": data["owner"], "name": data["name"], "definition": data["definition"]}
+        later = wanted and triggers.of(automation).calls_out(automation)
         refusal = None
         with transaction.atomic():
             if change:
                 stored = _locked(automation)
-                if not wanted:
+                if later and stored.enabled and stored.definition.get("trigger") == data["definition"].get("trigger"):
+                    later = False  # on, its trigger unchanged: its registration stays, nothing is called
+                if not wanted or later:
                     services.turn_off(automation=stored)
                 try:
                     saved = services.update_automation(automation=stored, **fields)
@@ -130,7 +138,9 @@ class AutomationAdmin(admin.ModelAdmin):
             else:
                 saved = services.create_automation(**fields)
             automation.pk = saved.pk
-            if wanted and refusal is None:
+            if later:
+                transaction.on_commit(functools.partial(self._turn_on_later, request, saved))
+            elif wanted and refusal is None:
                 try:
                     services.turn_on(automation=saved)
                 except TriggerRefused as refused:
@@ -138,6 +148,12 @@ class AutomationAdmin(admin.ModelAdmin):
             if refusal is not None:
                 self.message_user(request, f"{saved}: left off, its trigger refused: {refusal}", messages.ERROR)
             automation.enabled = saved.enabled
+
+    def _turn_on_later(self, request, automation):
+        try:
+            services.turn_on(automation=automation)
+        except TriggerRefused as refusal:
+            self.message_user(request, f"{automation}: left off, its trigger refused: {refusal}", messages.ERROR)
 
     def delete_model(self, request, automation):
         """Through the service, after Django's delete view has committed its transaction: the service commits twice."""

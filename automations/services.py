@@ -53,20 +53,32 @@ def create_automation(*, owner, name: str, definition: dict, enabled: bool = Fal
     return automation
 
 
-@transaction.atomic
 def update_automation(
     *, automation: Automation, name: str | None = None, definition: dict | None = None, owner=None
 ) -> Automation:
-    """Change the name or the definition. A new trigger type gets its URLs; if the automation is on, the new
-    trigger is activated, then the old one deactivated. A refusal (TriggerRefused) leaves everything unchanged:
-    the new trigger raised it before the old one was told anything.
+    """Change the name or the definition. A new trigger type (or, for a kind that says so, new settings of its
+    trigger) gets its URLs; if the automation is on, the new trigger is activated, then the old one deactivated.
+    A refusal (TriggerRefused) leaves everything unchanged: the new trigger raised it before the old one was
+    told anything.
+
+    A new trigger that calls another app to activate (a self-registering one) makes that call first, outside the
+    transaction (Trigger.prepare), when the automation is on as the caller read it.
 
     The row is read again under a lock and only the fields named are written: the caller's instance may be
     seconds old (an MCP tool, the import command), and an automation turned on or off meanwhile keeps that
     state, its trigger told of it by the change that made it.
     """
+    if definition is not None and automation.enabled:
+        owner_id = owner.pk if owner is not None else automation.owner_id
+        provisional = Automation(pk=automation.pk, owner_id=owner_id, definition=_stored(definition, owner_id))
+        triggers.of(provisional).prepare(provisional)
+    return _updated(automation=automation, name=name, definition=definition, owner=owner)
+
+
+@transaction.atomic
+def _updated(*, automation: Automation, name: str | None, definition: dict | None, owner) -> Automation:
     current = Automation.objects.select_for_update().get(pk=automation.pk)
-    before = triggers.of(current)
+    before, before_settings = triggers.of(current), current.definition.get("trigger") or {}
     changed = ["updated_at"]
     for field, value in (("owner", owner), ("definition", definition), ("name", name)):
         if value is not None:
@@ -74,7 +86,7 @@ def update_automation(
             changed.append(field)
     current.save(update_fields=changed)
     after = triggers.of(current)
-    if after is not before:
+    if after is not before or after.changed(before_settings, current.definition.get("trigger") or {}):
         _issue_urls(current, missing_only=True)
         if current.enabled:
             after.activate(current)
@@ -85,12 +97,20 @@ def update_automation(
     return automation
 
 
-@transaction.atomic
 def turn_on(*, automation: Automation) -> None:
     """On: the trigger is activated and kept deliveries are replayed in arrival order (by hooks, once this commits).
 
-    Raises TriggerRefused, with the automation left off, when the trigger refuses.
+    Raises TriggerRefused, with the automation left off, when the trigger refuses. A trigger that calls another
+    app (a self-registering one) calls it first, outside the turn-on's transaction (Trigger.prepare): call this
+    outside any transaction, so that the call holds no lock (admin turns such an automation on once its own
+    transaction has committed).
     """
+    triggers.of(automation).prepare(automation)
+    _turned_on(automation)
+
+
+@transaction.atomic
+def _turned_on(automation: Automation) -> None:
     changed = Automation.objects.filter(pk=automation.pk, enabled=False).update(enabled=True, updated_at=timezone.now())
     if changed:
         automation.enabled = True

@@ -51,7 +51,18 @@ class OperationInline(admin.TabularInline):
     form = OperationForm
     formfield_overrides = {models.JSONField: json_fields.OVERRIDES}
     extra = 0
-    fields = ("kind", "key", "name", "description", "position", "listed", "delivery_mode", "http_method", "endpoint")
+    fields = (
+        "kind",
+        "key",
+        "name",
+        "description",
+        "position",
+        "listed",
+        "delivery_mode",
+        "http_method",
+        "endpoint",
+        "instructions",
+    )
 
 
 class AppForm(forms.ModelForm):

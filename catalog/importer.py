@@ -28,6 +28,7 @@ OPERATION_SCHEMA = {
         "http_method": {"enum": ["", "GET", "POST", "PUT", "PATCH", "DELETE"]},
         "request_template": {"type": "object"},
         "delivery_mode": {"enum": [choice for choice, _ in Operation.DeliveryMode.choices]},
+        "instructions": {"type": "string", "maxLength": 5000},
     },
 }
 SCHEMA = {
@@ -221,6 +222,7 @@ def _sync_operations(app: App, data: dict, report: ImportReport) -> bool:
                 "http_method": item.get("http_method", ""),
                 "request_template": item.get("request_template", {}),
                 "delivery_mode": item.get("delivery_mode", ""),
+                "instructions": item.get("instructions", ""),
                 "position": position,
             }
             operation = existing.get((kind, item["key"]))

@@ -85,6 +85,10 @@ class Operation(models.Model):
     http_method = models.CharField(max_length=10, blank=True)
     request_template = models.JSONField(default=dict, blank=True)
     delivery_mode = models.CharField(max_length=20, choices=DeliveryMode.choices, blank=True)
+    instructions = models.TextField(
+        blank=True,
+        help_text="A manual webhook trigger's steps for its owner: where to paste the webhook URL in the app.",
+    )
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

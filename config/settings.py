@@ -312,6 +312,11 @@ RUN_SWEEP_SECONDS = env_int("RUN_SWEEP_SECONDS", 15, minimum=1)
 # A delivery still pending this long after it was accepted (its message lost with a broker) is queued again by
 # the sweeper; younger ones are left to the message the intake sent.
 DELIVERY_SWEEP_SECONDS = env_int("DELIVERY_SWEEP_SECONDS", 30, minimum=1)
+# How often webhooks registered in other apps that no automation needs are removed, and failed removals tried
+# again (connections/registrations.py); a failed removal waits REGISTRATION_RETRY_SECONDS, doubled at each
+# failure up to a day.
+REGISTRATION_CLEANUP_SECONDS = env_int("REGISTRATION_CLEANUP_SECONDS", 3600, minimum=1)
+REGISTRATION_RETRY_SECONDS = env_int("REGISTRATION_RETRY_SECONDS", 300, minimum=1)
 WEB_SERVICE_MONTHLY_QUOTA = env_int("WEB_SERVICE_MONTHLY_QUOTA", 10000, minimum=0)
 WEB_SERVICE_TIMEOUT_SECONDS = web_service_timeout()
 HTTP_STEP_TIMEOUT_SECONDS = env_int("HTTP_STEP_TIMEOUT_SECONDS", 30, minimum=1)
@@ -478,6 +483,12 @@ CELERY_BEAT_SCHEDULE = {
     "automations-sweep-runs": {
         "task": "automations.sweep_runs",
         "schedule": RUN_SWEEP_SECONDS,
+    },
+    # Webhooks registered in other apps that no automation needs, and removals that failed, tried again with
+    # backoff (connections/registrations.py).
+    "connections-clean-registrations": {
+        "task": "connections.clean_registrations",
+        "schedule": REGISTRATION_CLEANUP_SECONDS,
     },
     # Registered OAuth clients that never obtained a token (docs/mcp.md "Client registration").
     "mcp-auth-purge-unused-clients": {

@@ -57,3 +57,50 @@ class Connection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.app} · {self.label}"
+
+
+class Registration(models.Model):
+    """A webhook this service created in another app for a self-registering trigger (docs/connections.md).
+
+    Kept until the app confirms its removal, so that a removal that failed
+    can be tried again: the automation is SET_NULL (a deleted automation
+    leaves the record for the cleanup), and the connection and operation
+    too (a record without them cannot be removed any more, and says so).
+    The URL registered is kept only as its SHA-256 digest: a URL key is a
+    password and appears in no other column.
+    """
+
+    class State(models.TextChoices):
+        ACTIVE = "active", "Active"
+        REMOVING = "removing", "Removing"
+        REMOVAL_FAILED = "removal_failed", "Removal failed"
+        REMOVED = "removed", "Removed"
+
+    automation = models.ForeignKey(
+        "automations.Automation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    connection = models.ForeignKey(Connection, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    operation = models.ForeignKey(
+        "catalog.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    url_digest = models.CharField(max_length=64, help_text="SHA-256 of the webhook URL registered, never the URL.")
+    remote_id = models.CharField(max_length=200, help_text="The app's id of the registration, from its answer.")
+    state = models.CharField(max_length=20, choices=State.choices, default=State.ACTIVE)
+    attempts = models.PositiveIntegerField(default=0, help_text="Removals tried.")
+    next_try_at = models.DateTimeField(
+        null=True, blank=True, help_text="Removing: until when a removal under way holds it; failed: the next try."
+    )
+    last_error = models.CharField(max_length=500, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            models.Index(fields=["automation", "state"]),
+            models.Index(fields=["state", "next_try_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"registration {self.pk} ({self.state})"

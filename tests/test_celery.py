@@ -30,6 +30,7 @@ SCHEDULED = {
     "automations.sweep_runs",
     "mcp_auth.purge_unused_clients",
     "mcp_auth.clear_expired",
+    "connections.clean_registrations",
 }
 
 

@@ -10,13 +10,17 @@ per_connection (one URL per connection, every automation on it runs) or
 shared_endpoint (one URL per app, routed to its connection). Whatever the
 mode, the automation keeps a webhook URL of its own, as every webhook
 automation has, so that its owner can send it a test delivery by hand.
+A self-registering trigger's webhook is created in the other app before the
+transaction that turns the automation on, and removed after the one that
+turns it off (connections/registrations.py: the outbox, the conventions and
+the hourly cleanup; docs/connections.md, "App triggers").
 A trigger without a delivery mode is a polling trigger, which this service
 does not run: saving one is refused with that reason. The connection is
 checked against the owner when the definition is saved and when the
 automation turns on (automations/references.py).
 """
 
-from automations.triggers.base import Trigger
+from automations.triggers.base import Trigger, TriggerRefused
 
 SETTINGS_SCHEMA = {
     "type": "object",
@@ -74,6 +78,41 @@ class AppTrigger(Trigger):
                 )
             ]
         return []
+
+    def calls_out(self, automation) -> bool:
+        return delivery_mode(automation) == "self_registering"
+
+    def prepare(self, automation) -> None:
+        from connections import registrations
+
+        try:
+            registrations.ensure(automation)
+        except registrations.Refused as refused:
+            raise TriggerRefused(str(refused)) from None
+
+    def changed(self, before: dict, after: dict) -> bool:
+        """Another app, trigger or connection is another registration."""
+        return [before.get(name) for name in SETTINGS_SCHEMA["required"]] != [
+            after.get(name) for name in SETTINGS_SCHEMA["required"]
+        ]
+
+    def activate(self, automation) -> None:
+        """A self-registering trigger's registration must be there (made by prepare, outside this transaction)."""
+        from connections import registrations
+
+        if not registrations.hold(automation):
+            need = registrations.need_of(automation)
+            app = need.connection.app.name if need else automation.definition["trigger"].get("app")
+            raise TriggerRefused(
+                f"its webhook is not registered in {app} yet (its trigger or URL changed meanwhile): turn the "
+                "automation off, then on again"
+            )
+
+    def deactivate(self, automation) -> None:
+        """Registrations it no longer needs are removed from the other app once this commits."""
+        from connections import registrations
+
+        registrations.release(automation)
 
 
 TRIGGER = AppTrigger()

@@ -27,6 +27,20 @@ class Trigger:
         """Checks the schema cannot state, run once it passed: (path inside `trigger`, message) pairs."""
         return []
 
+    def calls_out(self, automation) -> bool:
+        """Whether turning the automation on calls another app (prepare does): its caller must then turn it on
+        outside any transaction, as admin does once its own has committed."""
+        return False
+
+    def prepare(self, automation) -> None:
+        """Before the transaction that turns it on (or changes its trigger while on), outside any lock: the call to
+        another app, its outcome recorded in a commit of its own for activate to find. TriggerRefused says why not."""
+
+    def changed(self, before: dict, after: dict) -> bool:
+        """Whether an automation that is on, its trigger's settings changed from before to after (same type), must
+        have the new settings activated and the old deactivated."""
+        return False
+
     def activate(self, automation) -> None:
         """The automation is turning on (or, while on, took this trigger). TriggerRefused keeps it as it was."""
 

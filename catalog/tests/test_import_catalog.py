@@ -23,6 +23,7 @@ def test_it_creates_apps_and_operations(db):
     operation = Operation.objects.get(app__slug="alpha", kind="trigger")
     assert operation.endpoint == "https://internal.alpha.example/hooks"
     assert operation.delivery_mode == "self_registering"
+    assert operation.instructions == "internal-instructions of alpha: paste the URL under Settings > Webhooks."
     assert App.objects.get(slug="alpha").auth_config == {"client_secret": "secret-of-alpha"}
 
 

@@ -14,6 +14,7 @@ INTERNAL_VALUES = (
     "client_secret",
     "new_thing",
     "create_thing",
+    "internal-instructions",
 )
 
 
