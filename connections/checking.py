@@ -45,7 +45,8 @@ def test_request_of(app) -> dict | None:
 
 def check_key(*, app, key: str) -> bytes | None:
     """Call the app's test_request with key; Refused when it does not answer 2xx. Returns the answer (its first
-    READ_AT_MOST bytes), from which the connection's account is read (hooks/routing.py); None without a test_request.
+    READ_AT_MOST bytes), from which the connection's account is read (connections/routing.py); None without a
+    test_request.
     """
     described = test_request_of(app)
     if described is None:

@@ -212,12 +212,29 @@ def finish(session, *, owner, params) -> tuple[Connection, bool]:
         data["code_verifier"] = begun["verifier"]
     deadline = time.monotonic() + float(settings.CONNECTION_CHECK_TIMEOUT_SECONDS)
     tokens = _token_call(app, client, data, deadline)
-    return _store(owner=owner, app=app, begun=begun, tokens=tokens), begun.get("connection") is not None
+    account = _account(app, tokens)
+    return _store(owner=owner, app=app, begun=begun, tokens=tokens, account=account), begun.get(
+        "connection"
+    ) is not None
 
 
-def _store(*, owner, app, begun: dict, tokens: Tokens) -> Connection:
+def _account(app, tokens: Tokens) -> str:
+    """The account the new token opens, for an app whose shared endpoint routes by account: read from its test
+    call's answer, as a pasted key's is (connections/routing.py), so that the owner never types it."""
+    from connections import checking, routing
+
+    if not routing.rule_of(app.auth_config).get("account_path"):
+        return ""
+    try:
+        return routing.account_of(app, checking.check_key(app=app, key=tokens.access))
+    except checking.Refused as refused:
+        raise Failed(str(refused)) from None
+
+
+def _store(*, owner, app, begun: dict, tokens: Tokens, account: str = "") -> Connection:
     now = timezone.now()
     fields = {
+        "account_id": account,
         "auth_type": "oauth_v2",
         "credential_sealed": keys.seal(tokens.access),
         "credential_hint": "",

@@ -48,6 +48,12 @@ def account_at(document, path: str) -> str | None:
     return account(str(value))
 
 
+def account_of(app, answer: bytes | None) -> str:
+    """The account a test call's answer names at the app's routing account_path; "" when the app names none."""
+    path = rule_of(app.auth_config).get("account_path")
+    return (account_in_answer(answer, path) or "") if answer is not None and path else ""
+
+
 def account_in_answer(answer: bytes, path: str) -> str | None:
     """The account at path in a test call's answer (JSON of any depth or none at all), or None."""
     try:

@@ -62,9 +62,7 @@ def _checked(app: App, kind: auth_types.AuthType, credential: str) -> tuple[str,
         return "", "", ""
     credential = credential.strip()
     answer = checking.check_key(app=app, key=credential)
-    path = routing.rule_of(app.auth_config).get("account_path")
-    account = (routing.account_in_answer(answer, path) or "") if answer is not None and path else ""
-    return keys.seal(credential), keys.hint(credential), account
+    return keys.seal(credential), keys.hint(credential), routing.account_of(app, answer)
 
 
 def connect(*, owner, app: App, label: str, credential: str = "") -> Connection:

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from tests.local_apps import QuietHandler, serving
 
 CLIENT_ID = "flowgate-client"
+ACCOUNT = "acct-42"  # the account every token of this app opens
 CLIENT_SECRET = "acorn-client-secret-5150"
 
 
@@ -97,6 +98,10 @@ def handler_for(app: OAuthApp) -> type[QuietHandler]:
         def do_GET(self):
             parts = urlsplit(self.path)
             query = {name: values[0] for name, values in parse_qs(parts.query).items()}
+            if parts.path == "/api/me":  # who the token's account is: the test call of a connection
+                with app.lock:
+                    live = app.access_tokens.get(self.headers.get("Authorization", "").removeprefix("Bearer "), False)
+                return self._json(200, {"account": {"id": ACCOUNT}}) if live else self._json(401, {"error": "no"})
             if parts.path != "/oauth/authorize":
                 return self._send(404, b"{}")
             if query.get("client_id") != CLIENT_ID or query.get("response_type") != "code":

@@ -361,3 +361,26 @@ def test_rotation_reseals_the_refresh_token_too(signed_in, catalog, acorn, setti
     settings.CONNECTION_KEYS = [new_key]  # the old key dropped
     connection.refresh_from_db()
     assert keys.unseal(connection.credential_sealed) == access and keys.unseal(connection.refresh_sealed) == refresh
+
+
+def test_an_app_routing_by_account_names_the_signed_in_account_on_the_connection(make_catalog, acorn, signed_in):
+    """A shared endpoint routes by the account a connection opens: for oauth_v2 it is read from the app's test call
+    with the new token, as for a pasted key, never typed by the owner."""
+    entry = local_oauth.catalog_entry(acorn.base)
+    entry["auth_config"] |= {
+        "test_request": {"method": "GET", "url": acorn.base + "/api/me"},
+        "routing": {"body_path": "account.id", "account_path": "account.id"},
+    }
+    make_catalog(app_doc("acorn-crm", **entry))
+    assert connect(signed_in).account_id == local_oauth.ACCOUNT
+
+
+def test_an_app_whose_test_call_refuses_the_new_token_connects_nothing(make_catalog, acorn, signed_in):
+    entry = local_oauth.catalog_entry(acorn.base)
+    entry["auth_config"] |= {
+        "test_request": {"method": "GET", "url": acorn.base + "/api/nobody"},
+        "routing": {"body_path": "account.id", "account_path": "account.id"},
+    }
+    make_catalog(app_doc("acorn-crm", **entry))
+    _, response = back_from_the_app(signed_in, begin(signed_in))
+    assert response.status_code == 400 and not Connection.objects.exists(), text(response)[:300]
