@@ -1,7 +1,7 @@
 """Connections a definition names: any object in it with a member "connection" whose value is an integer id.
 
 The reference shape (docs/connections.md) is `{"connection": <id>}` inside a
-step or a trigger, as app actions and app triggers will carry it. The ids
+step or a trigger, as app actions and app triggers carry it. The ids
 are read here from the definition alone: automations import no connection.
 """
 
