@@ -53,8 +53,11 @@ def test_a_person_approves_one_item_and_rejects_another_and_each_run_goes_on_wit
     automation = make_automation(ASK_THEN_RECORD)
     send(stack, automation, {"order": 1, "customer": "Ada", "amount": 10})
     send(stack, automation, {"order": 2, "customer": "Bob", "amount": 99})
-    wait_until(lambda: Run.objects.filter(status=Run.Status.WAITING).count() == 2, 60, message="2 runs to wait")
-    first, second = ApprovalItem.objects.order_by("details__order")
+    # This automation's own runs and items: a run of the test before may still be settling in the same database.
+    waiting = Run.objects.filter(automation=automation, status=Run.Status.WAITING)
+    items = ApprovalItem.objects.filter(run__automation=automation)
+    wait_until(lambda: waiting.count() == 2 and items.count() == 2, 60, message="2 runs to wait, each with its item")
+    first, second = items.order_by("details__order")
     url = page_url(stack, automation)
     with httpx.Client() as browser:
         shown = browser.get(url)
