@@ -160,14 +160,21 @@ class Stack:
         process.wait()
 
     def stop(self) -> None:
+        """SIGTERM each process's leader alone, as systemd's main-process kill mode does: a Celery worker's pool
+        children then end under their parent's warm shutdown. Signalling the whole group made a child busy with
+        a task die under its parent, which logs a WorkerLostError traceback for a shutdown that went as meant."""
         for process in list(self.processes.values()):
-            os.killpg(process.pid, signal.SIGTERM)
+            process.send_signal(signal.SIGTERM)
         for process in list(self.processes.values()):
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+                process.kill()
                 process.wait()
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # whatever of the group outlived its leader
+            except ProcessLookupError:
+                pass
         self.processes.clear()
 
     def tasks_done(self) -> bool:
