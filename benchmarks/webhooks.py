@@ -29,6 +29,10 @@ unsigned URL's rate at 4 and at 32 connections.
 the accept; the fan-out's drain is benchmarks/drain.py --fan-out), and reports its rate as a share of the
 generic URL's (goal: 80% or more at 4 and at 32 connections).
 
+--web-services measures a web service call (three steps, the last a respond step) through the web process and
+through the hooks process beside (a), at 4 and 32 connections, with each one's median and p99 (a request's round
+trip under that many clients), and nothing else.
+
 --quick measures only (a) and Flowgate's webhooks, with no round trips,
 and instead of draining checks that every 200 counted has its delivery row
 (what the intake promises). --port, --database and --redis-db let two trees
@@ -80,6 +84,7 @@ print(services.hook_url(a).rsplit("automation-", 1)[1], services.web_service_url
       endpoints.connection_url(connection).rsplit("connection-", 1)[1])
 """
 CONNECTION_CASE = "Flowgate /connection-{key}, hooks process"
+WEB_SERVICE_CASES = ("web service, 3 steps, web process", "web service, 3 steps, hooks process")
 SIGNING_SECRET = "whsec_" + base64.b64encode(b"benchmark-signing-secret-32bytes").decode()
 SIGNED_PER_SECOND = 60_000  # more than a run can send: a request signed twice would be refused as a replay
 COUNT = """
@@ -97,6 +102,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--connections", action="store_true", help="a connection's URL beside the generic URL")
+    parser.add_argument("--web-services", action="store_true", help="web service calls at 4 and 32 connections")
     parser.add_argument("--port", type=int, default=PORT)
     parser.add_argument("--database", default="flowgate_bench_hooks")
     parser.add_argument("--redis-db", default="2")
@@ -132,7 +138,14 @@ def main() -> None:
         args.quick = True
         cases[CONNECTION_CASE] = (f"{hooks_base}/connection-{connection_key}", "post.lua", host)
         cases.pop(SIGNED_CASE)
-    if args.quick:
+    if args.web_services:
+        args.quick = True
+        cases = {
+            "(a) empty view /healthz": cases["(a) empty view /healthz"],
+            WEB_SERVICE_CASES[0]: (f"{base}/webservice-{service_key}", "post.lua", None),
+            WEB_SERVICE_CASES[1]: (f"{hooks_base}/webservice-{service_key}", "post.lua", host),
+        }
+    elif args.quick:
         cases = {name: case for name, case in cases.items() if name.startswith(("(a) empty view /", "Flowgate"))}
     signed_runs = itertools.count()  # each run of wrk signs ids of its own
     results = {(name, c): [] for name in cases for c in (4, 32)}
@@ -190,6 +203,8 @@ def main() -> None:
         if not name.startswith("(a)")
         for r in runs
     )
+    if args.web_services:
+        return report_web_services(args, results)
     if args.quick:
         return report_quick(args, cases, results, accepted, database)
     command = [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "4", "--loglevel", "WARNING"]
@@ -316,6 +331,23 @@ def report_quick(args, cases: dict, results: dict, accepted: int, database: str)
                 r["rps"] for r in results[("Flowgate /automation-{key}, hooks process", connections)]
             )
             print(f"| {connections} | {routed:.0f} | {plain:.0f} | {routed / plain:.0%} |")
+
+
+def report_web_services(args, results: dict) -> None:
+    print(f"\n{args.rounds} rounds x {args.seconds} s, median of rounds")
+    print("| case | connections | req/s | median ms | p99 ms | req/s vs (a) | errors | splits by round |")
+    print("|---|---|---|---|---|---|---|---|")
+    for connections in (4, 32):
+        empty = statistics.median(r["rps"] for r in results[("(a) empty view /healthz", connections)])
+        for name in ("(a) empty view /healthz", *WEB_SERVICE_CASES):
+            runs = results[(name, connections)]
+            rps = statistics.median(r["rps"] for r in runs)
+            p50 = statistics.median(r["p50_ms"] for r in runs)
+            p99 = statistics.median(r["p99_ms"] for r in runs)
+            errors = sum(r["errors"] + r["socket_errors"] for r in runs)
+            splits = " ".join("/".join(map(str, r["split"])) for r in runs)
+            figures = f"{rps:.0f} | {p50:.2f} | {p99:.2f} | {rps / empty:.0%}"
+            print(f"| {name} | {connections} | {figures} | {errors} | {splits} |")
 
 
 if __name__ == "__main__":

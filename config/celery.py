@@ -2,15 +2,35 @@
 
 import os
 
-from celery import Celery, signals
+from celery import Celery, Task, signals
 from celery.utils.log import get_multiprocessing_logger
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections
 
 from edge import logs
+from edge.outages import task_outage
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-app = Celery("flowgate")
+
+class OutageAwareTask(Task):
+    """A task that meets the database out of reach ends with one log line per outage in its process, not a
+    traceback of its own: what it left undone (a delivery pending, a run leased) the sweeper queues again once
+    the database answers, as docs/operations.md says. Called directly or run eagerly, inside its caller, it raises as any call does.
+    """
+
+    def __call__(self, *args, **kwargs):
+        try:
+            result = super().__call__(*args, **kwargs)
+        except DatabaseError as error:
+            if not task_outage.is_outage(error) or self.request.called_directly or self.request.is_eager:
+                raise
+            task_outage.refused_one(error)  # the connection is replaced after the task (_close_old_connections)
+            return None
+        task_outage.answered()
+        return result
+
+
+app = Celery("flowgate", task_cls=OutageAwareTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

@@ -23,10 +23,11 @@ _NOT_AN_OUTAGE = (IntegrityError, DataError, ProgrammingError, NotSupportedError
 class DatabaseOutage:
     """The outage this process sees, if any: shared by its threads (the web process) or its loop (the hooks one)."""
 
-    def __init__(self):
+    def __init__(self, refused: str = "requests that need it get 503 with Retry-After", unit: str = "requests got 503"):
         self._lock = threading.Lock()
         self.since: float | None = None
         self.refused = 0
+        self._what_happens, self._counted = refused, unit
 
     @staticmethod
     def is_outage(error: BaseException) -> bool:
@@ -40,10 +41,10 @@ class DatabaseOutage:
                 self.since = time.monotonic()
         if first:
             logger.error(
-                "the database cannot be reached (%s: %s): requests that need it get 503 with Retry-After until it "
-                "answers again",
+                "the database cannot be reached (%s: %s): %s until it answers again",
                 type(error).__name__,
                 str(error).strip().splitlines()[0][:200] if str(error).strip() else "no message",
+                self._what_happens,
             )
 
     def answered(self) -> None:
@@ -55,7 +56,10 @@ class DatabaseOutage:
                 return
             lasted, refused = time.monotonic() - self.since, self.refused
             self.since, self.refused = None, 0
-        logger.warning("the database answers again after %.1f s; %d requests got 503 meanwhile", lasted, refused)
+        logger.warning("the database answers again after %.1f s; %d %s meanwhile", lasted, refused, self._counted)
 
 
 outage = DatabaseOutage()
+# A Celery worker's tasks (config/celery.py): one that meets the outage leaves its delivery pending or its run
+# leased, and the sweeper queues it again; a traceback for each would be hundreds for one restart.
+task_outage = DatabaseOutage("tasks that need it are left for the sweeper", "tasks met the outage")

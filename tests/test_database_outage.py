@@ -97,3 +97,61 @@ def test_a_page_whose_view_finds_the_database_out_of_reach_gets_503_and_the_next
     assert web_client.get(path).status_code == 200
     said = [record.getMessage() for record in caplog.records if record.name == "flowgate.outages"]
     assert len(said) == 2 and "cannot be reached" in said[0] and "2 requests got 503" in said[1]
+
+
+def run_as_a_worker_does(task, *args):
+    """The task called as a Celery worker calls it: with a request of a worker's, neither direct nor eager."""
+    task.push_request(called_directly=False, is_eager=False)
+    try:
+        return task(*args)
+    finally:
+        task.pop_request()
+
+
+def test_worker_tasks_that_meet_the_outage_log_one_line_for_it_not_a_traceback_each(monkeypatch, caplog):
+    from config.celery import OutageAwareTask
+    from edge.outages import task_outage
+    from hooks import deliveries, tasks
+
+    def refused(**kwargs):
+        raise OperationalError('connection to server at "127.0.0.1", port 5432 failed: Connection refused')
+
+    caplog.set_level(logging.INFO)
+    monkeypatch.setattr(deliveries, "process_deliveries", refused)
+    assert isinstance(tasks.process_deliveries, OutageAwareTask)
+    try:
+        for ids in ([1, 2], [3], [4]):
+            assert run_as_a_worker_does(tasks.process_deliveries, ids) is None  # left for the sweeper
+        assert not any(record.exc_info or record.exc_text for record in caplog.records)
+        monkeypatch.setattr(deliveries, "process_deliveries", lambda **kwargs: None)
+        run_as_a_worker_does(tasks.process_deliveries, [5])
+        said = [record.getMessage() for record in caplog.records if record.name == "flowgate.outages"]
+        assert len(said) == 2
+        assert "cannot be reached (OperationalError" in said[0] and "left for the sweeper" in said[0]
+        assert "3 tasks met the outage" in said[1]
+    finally:
+        task_outage.since, task_outage.refused = None, 0
+
+
+def test_a_worker_task_whose_error_is_no_outage_still_fails_with_its_traceback(monkeypatch):
+    from hooks import deliveries, tasks
+
+    def refused(**kwargs):
+        raise DataError("invalid byte sequence for encoding")
+
+    monkeypatch.setattr(deliveries, "process_deliveries", refused)
+    with pytest.raises(DataError):
+        run_as_a_worker_does(tasks.process_deliveries, [1])
+
+
+def test_a_task_called_directly_raises_the_outage_to_its_caller(monkeypatch):
+    from hooks import deliveries, tasks
+
+    def refused(**kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(deliveries, "process_deliveries", refused)
+    with pytest.raises(OperationalError):
+        tasks.process_deliveries([1])
+    with pytest.raises(OperationalError):
+        tasks.process_deliveries.apply(([1],), throw=True)

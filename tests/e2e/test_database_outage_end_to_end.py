@@ -177,5 +177,8 @@ def test_postgresql_stopped_under_load_gets_503s_then_every_accepted_webhook_run
         # One line for each hooks process that met the outage (two processes), and one when it ended.
         assert 1 <= hooks_log.count("the database cannot be reached") <= 2
         assert hooks_log.count("the database cannot be reached") == hooks_log.count("the database answers again")
+        # A task that met the outage (a sweep, a run) left its work to the sweeper with one line per pool process.
+        worker_log = stack.log("worker")
+        assert "Traceback" not in worker_log and worker_log.count("the database cannot be reached") <= 2
     finally:
         stack.stop()
