@@ -15,7 +15,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 class OutageAwareTask(Task):
     """A task that meets the database out of reach ends with one log line per outage in its process, not a
     traceback of its own: what it left undone (a delivery pending, a run leased) the sweeper queues again once
-    the database answers, as docs/operations.md says. Called directly or run eagerly, inside its caller, it raises as any call does.
+    the database answers, as docs/operations.md says. Called directly or run eagerly, inside its caller, it
+    raises as any call does.
     """
 
     def __call__(self, *args, **kwargs):

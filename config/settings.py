@@ -118,6 +118,20 @@ MIDDLEWARE = [
     "edge.page_headers.ContentSecurityPolicyMiddleware",
 ]
 
+# Paths whose answers are never pages (the catalog feed, the health check) skip the middleware only pages need
+# (sessions, sign-in, CSRF, messages, the page's language) and static files' (edge/handler.py): about 150 us of
+# CPU a request, a third of a feed detail's (benchmarks/RESULTS.md, "Catalog feed").
+LEAN_PATH_PREFIXES = ("/catalog/v1/", "/healthz")
+LEAN_PATHS_SKIP_MIDDLEWARE = (
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "edge.locale.PageLocaleMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "edge.admin_queries.AdminNulQueryMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+)
+
 # The JSON endpoints' errors in one shape (edge/errors.py).
 REST_FRAMEWORK = {"EXCEPTION_HANDLER": "edge.errors.exception_handler"}
 
