@@ -27,6 +27,7 @@ from django.utils.translation import gettext_lazy as _
 from automations import engine, signals
 from automations.models import Automation, Run
 from automations.steps import PAST_TIME_LIMIT
+from edge.outages import DatabaseOutage
 
 logger = logging.getLogger(__name__)
 
@@ -328,7 +329,9 @@ def resume(run_id: int, *, answer=None, early: bool = False, queued: Run | None 
         answer = run.answer
     try:
         engine.advance(run, answer=answer, deadline=time.monotonic() + time_limit(), past_deadline=PAST_TIME_LIMIT)
-    except Exception:
+    except Exception as error:
+        if DatabaseOutage.is_outage(error):  # not the run's fault: it keeps its lease, as a run whose worker was
+            raise  # lost does, and the sweeper gives it back (its task logs the outage once, config/celery.py)
         logger.exception("run %s could not go on", run_id)
         fail(run, claim, "internal error while it went on")
         return True

@@ -1,9 +1,10 @@
 """Feed throughput and p99 beside an empty Django view, same gunicorn, PostgreSQL and Redis.
 
 Run: .venv/bin/python benchmarks/feed.py [--apps 2000] [--seconds 10] [--rounds 3]
-The empty view is /healthz: it passes the same middleware and host routing
-and touches no database. The same-size view answers as many bytes as the
-list, from memory: the floor set by moving the list's bytes alone. Rate
+The empty view is /healthz: it passes the same middleware as the feed (both
+are lean paths, edge/handler.py) and host routing, and touches no database.
+The same-size view answers as many bytes as the list, from memory, through
+the whole middleware of pages: the floor set by moving the list's bytes. Rate
 limiting is on with the shipped policy (300 per 5 minutes per client,
 counted in Redis). wrk poses as a crowd of clients behind one trusted proxy
 (benchmarks/clients.lua): each client sends REQUESTS_PER_CLIENT requests

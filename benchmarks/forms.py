@@ -2,8 +2,9 @@
 
 Run: .venv/bin/python benchmarks/forms.py [--seconds 10] [--rounds 3] [--connections 8]
      [--port 8933] [--database flowgate_bench_forms] [--redis-db 2]
-Cases: the empty view (/healthz: the same middleware and host routing, no
-database), GET of a hosted form (its key's lookup, the automation's row, the
+Cases: the empty view (/healthz: host routing, no database, and the middleware
+of lean paths, edge/handler.py), an empty answer through every middleware a
+page passes (/bytes-0, benchmarks/baselines_wsgi.py), GET of a hosted form (its key's lookup, the automation's row, the
 page rendered with its CSRF token and signed shown time), and a form POST
 that starts a run (rate limits counted in Redis, the answers validated, a
 run and a session key committed, the task queued on commit; 303). Goal: the
@@ -22,6 +23,7 @@ from http.cookiejar import CookieJar
 from common import EMPTY, bench_env, interleaved, manage, print_table, start_gunicorn
 
 PORT = 8933
+PAGE_EMPTY = "empty answer through a page's middleware (/bytes-0)"
 SETUP = """
 from django.contrib.auth import get_user_model
 from automations import services
@@ -51,7 +53,7 @@ def main() -> None:
     subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
     manage(env, "migrate", "--noinput")
     form_url = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
-    server = start_gunicorn(env, args.port)
+    server = start_gunicorn(env, args.port, app="benchmarks.baselines_wsgi:application")
     try:
         base = f"http://127.0.0.1:{args.port}"
         form = base + urllib.parse.urlsplit(form_url).path
@@ -64,6 +66,7 @@ def main() -> None:
         shared = {"connections": args.connections, "seconds": args.seconds}
         cases = {
             EMPTY: {"url": f"{base}/healthz", **shared},
+            PAGE_EMPTY: {"url": f"{base}/bytes-0", **shared},
             "GET hosted form": {"url": form, **shared},
             "POST hosted form (starts a run, 303)": {"url": form, "script": "form_post.lua", "env": post_env, **shared},
         }
@@ -75,10 +78,15 @@ def main() -> None:
     print(f"\n{args.connections} connections, {args.rounds}x{args.seconds}s, median of rounds")
     print_table(results)
     # The machine is shared: each round's own ratios, whose cases ran one after the other, drift least.
-    print("\nper round, vs the empty view of the same round (GET, POST):")
+    print("\nper round, vs the empty view and the empty answer through a page's middleware of the same round:")
     for i, empty_run in enumerate(results[EMPTY]):
-        get, post = (results[name][i]["rps"] / empty_run["rps"] for name in list(results)[1:])
-        print(f"  round {i + 1}: {get:.0%}, {post:.0%} (empty view {empty_run['rps']:.0f}/s)")
+        page_run = results[PAGE_EMPTY][i]
+        get, post = (results[name][i]["rps"] for name in ("GET hosted form", "POST hosted form (starts a run, 303)"))
+        print(
+            f"  round {i + 1}: GET {get / empty_run['rps']:.0%} and {get / page_run['rps']:.0%}, POST "
+            f"{post / empty_run['rps']:.0%} and {post / page_run['rps']:.0%} (empty view {empty_run['rps']:.0f}/s, "
+            f"empty answer through a page's middleware {page_run['rps']:.0f}/s)"
+        )
     with open("/proc/loadavg") as loadavg:
         print(f"load average at the end (1, 5, 15 min): {' '.join(loadavg.read().split()[:3])}")
 

@@ -38,7 +38,10 @@ PARTS = [
     ("request routing and headers read", ("hooks/routes.py", "_headers (", "hooks/maintenance.py")),
     ("the hooks application's own lines (hooks/asgi.py)", ("hooks/asgi.py",)),
     ("HTTP parsing and writing (uvicorn, httptools)", ("/uvicorn/", "/httptools/", "overrides/")),
-    ("the event loop (asyncio, uvloop)", ("/asyncio/", "/uvloop/")),
+    # The loop thread giving a job to a thread (the writer's commit, a lookup) and that thread woken for it.
+    ("thread hand-offs (a job queued for a thread, the thread woken)", ("concurrent/futures/thread.py",)),
+    # Frames of asyncio's Python code, and the loop's own C code (uvloop: sockets, callbacks) under Runner.run.
+    ("the event loop (uvloop's sockets and callbacks, asyncio)", ("/asyncio/", "/uvloop/")),
     ("gunicorn's worker", ("/gunicorn/", "edge/asgi_worker.py")),
 ]
 OTHER = "other (threads' start, logging, the rest)"

@@ -22,6 +22,7 @@ from automations.models import Automation, Run
 from catalog.models import Operation
 from connections import routing
 from connections.models import Connection
+from edge.outages import task_outage
 from hooks import selectors, statements, tasks
 from hooks.models import Delivery
 from hooks.trigger import trigger_data
@@ -102,8 +103,8 @@ def _process_together(delivery_ids: list[int]) -> None:
     for run in queued:
         try:
             runs.resume(run.pk, queued=run)
-        except Exception:
-            logger.exception("run %d could not go on; the sweeper will queue it again", run.pk)
+        except Exception as error:
+            _left_for_the_sweeper(error, "run %d could not go on; the sweeper will queue it again", run.pk)
 
 
 def start_runs(*, delivery_id: int) -> list[Run]:
@@ -366,8 +367,17 @@ def _process_logged(delivery_id: int) -> None:
     """process_delivery, with what it raises (the database gone mid-run) logged; the sweeper queues it again."""
     try:
         process_delivery(delivery_id=delivery_id)
-    except Exception:
-        logger.exception("delivery %d could not be processed; the sweeper will queue it again", delivery_id)
+    except Exception as error:
+        _left_for_the_sweeper(error, "delivery %d could not be processed; the sweeper will queue it again", delivery_id)
+
+
+def _left_for_the_sweeper(error: Exception, message: str, *args) -> None:
+    """Log what the sweeper will take up again: the database out of reach once per outage (edge/outages.py), as
+    the worker's tasks do, not a traceback for each run of a backlog; any other error with its traceback."""
+    if task_outage.is_outage(error):
+        task_outage.refused_one(error)
+    else:
+        logger.exception(message, *args)
 
 
 def replay_kept(*, automation_id: int) -> int:

@@ -155,3 +155,33 @@ def test_a_task_called_directly_raises_the_outage_to_its_caller(monkeypatch):
         tasks.process_deliveries([1])
     with pytest.raises(OperationalError):
         tasks.process_deliveries.apply(([1],), throw=True)
+
+
+def test_runs_that_meet_the_outage_keep_their_lease_with_one_line_for_it(make_automation, monkeypatch, caplog):
+    """A worker's runs whose steps found the database gone are neither failed nor logged each with a traceback:
+    they keep their lease, as runs of a lost worker do, and the sweeper gives them back."""
+    from automations import engine
+    from automations.models import Run
+    from edge.outages import task_outage
+    from hooks import deliveries, services
+    from hooks.incoming import Incoming
+
+    automation = make_automation([{"id": "v", "kind": "set_values", "values": {"n": "{{trigger.body.n}}"}}])
+    incoming = Incoming("POST", "/automation-k", "", "application/json", b'{"n": 1}')
+    ids = [services.accept_delivery(automation_id=automation.pk, incoming=incoming).pk for _ in range(3)]
+
+    def gone(*args, **kwargs):
+        raise OperationalError("terminating connection due to administrator command")
+
+    caplog.set_level(logging.INFO)
+    monkeypatch.setattr(engine, "advance", gone)
+    try:
+        deliveries.process_deliveries(delivery_ids=ids)
+        said = [record for record in caplog.records if record.levelno >= logging.WARNING]
+        assert [record.getMessage()[:30] for record in said] == ["the database cannot be reached"]
+        assert not any(record.exc_info or record.exc_text for record in caplog.records)
+        held = Run.objects.filter(automation=automation)
+        # Not failed for the outage: still running under the worker's claim, until the lease lapses.
+        assert held.count() == 3 and all(run.status == Run.Status.RUNNING and run.claim for run in held)
+    finally:
+        task_outage.since, task_outage.refused = None, 0
