@@ -4,8 +4,9 @@ Run: .venv/bin/python benchmarks/forms.py [--seconds 10] [--rounds 3] [--connect
      [--port 8933] [--database flowgate_bench_forms] [--redis-db 2]
 Cases: the empty view (/healthz: host routing, no database, and the middleware
 of lean paths, edge/handler.py), an empty answer through every middleware a
-page passes (/bytes-0, benchmarks/baselines_wsgi.py), GET of a hosted form (its key's lookup, the automation's row, the
-page rendered with its CSRF token and signed shown time), and a form POST
+page passes (/bytes-0, benchmarks/baselines_wsgi.py), GET of a hosted form
+(its key's lookup, the automation's row, the page rendered with its CSRF
+token and signed shown time), and a form POST
 that starts a run (rate limits counted in Redis, the answers validated, a
 run and a session key committed, the task queued on commit; 303). Goal: the
 GET at 50% or more of the empty view. No worker runs: the queued runs wait.

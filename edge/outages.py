@@ -20,35 +20,38 @@ RETRY_AFTER_SECONDS = 5
 _NOT_AN_OUTAGE = (IntegrityError, DataError, ProgrammingError, NotSupportedError)
 
 
-class DatabaseOutage:
-    """The outage this process sees, if any: shared by its threads (the web process) or its loop (the hooks one)."""
+class Outage:
+    """A service this process needs, out of reach as the process sees it: one log line when it goes and one when
+    it comes back, shared by the process's threads (the web process) or its loop (the hooks one).
 
-    def __init__(self, refused: str = "requests that need it get 503 with Retry-After", unit: str = "requests got 503"):
+    service names it ("the database"), meanwhile says what happens until it answers, counted what the second
+    line counts ("requests got 503").
+    """
+
+    def __init__(self, service: str, meanwhile: str, counted: str, *, log=logger, level: int = logging.ERROR):
         self._lock = threading.Lock()
         self.since: float | None = None
         self.refused = 0
-        self._what_happens, self._counted = refused, unit
+        self._service, self._meanwhile, self._counted, self._log, self._level = service, meanwhile, counted, log, level
 
-    @staticmethod
-    def is_outage(error: BaseException) -> bool:
-        return isinstance(error, DatabaseError) and not isinstance(error, _NOT_AN_OUTAGE)
-
-    def refused_one(self, error: BaseException) -> None:
-        """A request answered 503: the first of an outage is logged, with what the database said."""
+    def went(self, error: BaseException, count: int = 1) -> None:
+        """count items met the outage: the first of an outage is logged, with what the service said."""
         with self._lock:
-            first, self.refused = self.since is None, self.refused + 1
+            first, self.refused = self.since is None, self.refused + count
             if first:
                 self.since = time.monotonic()
         if first:
-            logger.error(
-                "the database cannot be reached (%s: %s): %s until it answers again",
+            self._log.log(
+                self._level,
+                "%s cannot be reached (%s: %s): %s until it answers again",
+                self._service,
                 type(error).__name__,
                 str(error).strip().splitlines()[0][:200] if str(error).strip() else "no message",
-                self._what_happens,
+                self._meanwhile,
             )
 
     def answered(self) -> None:
-        """A request the database served: an outage under way has ended. Cheap while there is none."""
+        """The service served this process: an outage under way has ended. Cheap while there is none."""
         if self.since is None:
             return
         with self._lock:
@@ -56,7 +59,21 @@ class DatabaseOutage:
                 return
             lasted, refused = time.monotonic() - self.since, self.refused
             self.since, self.refused = None, 0
-        logger.warning("the database answers again after %.1f s; %d %s meanwhile", lasted, refused, self._counted)
+        back = "%s answers again after %.1f s; %d %s meanwhile"
+        self._log.warning(back, self._service, lasted, refused, self._counted)
+
+
+class DatabaseOutage(Outage):
+    def __init__(self, meanwhile: str = "requests that need it get 503 with Retry-After", counted="requests got 503"):
+        super().__init__("the database", meanwhile, counted)
+
+    @staticmethod
+    def is_outage(error: BaseException) -> bool:
+        return isinstance(error, DatabaseError) and not isinstance(error, _NOT_AN_OUTAGE)
+
+    def refused_one(self, error: BaseException) -> None:
+        """A request answered 503, or a task left for the sweeper."""
+        self.went(error)
 
 
 outage = DatabaseOutage()

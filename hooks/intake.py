@@ -5,7 +5,6 @@ docs/webhooks.md, "What happens to a delivery" (DESIGN.md contract 1).
 
 import asyncio
 import logging
-import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -19,6 +18,7 @@ from automations.models import Automation
 from catalog.models import App
 from connections.models import Connection
 from edge import process_cache
+from edge.outages import Outage
 from hooks import statements, tasks
 
 logger = logging.getLogger(__name__)
@@ -195,7 +195,7 @@ def _publish(ids: list[int]) -> None:
 BROKER_DOWN = (kombu.exceptions.OperationalError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 
-class BrokerOutage:
+class BrokerOutage(Outage):
     """The broker out of reach, as this process sees it: one log line when it goes and one when it comes back.
 
     Webhooks are answered 200 meanwhile (their rows are committed) and the sweeper queues them. A traceback for
@@ -205,37 +205,14 @@ class BrokerOutage:
     """
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self.since: float | None = None
-        self.deliveries = 0
+        meanwhile, counted = "deliveries are stored and answered as ever, and the sweeper queues them", "deliveries"
+        super().__init__(
+            "the broker", meanwhile, f"{counted} were left to the sweeper", log=logger, level=logging.WARNING
+        )
 
     def left(self, count: int, error: BaseException) -> None:
-        with self._lock:
-            first, self.deliveries = self.since is None, self.deliveries + count
-            if first:
-                self.since = time.monotonic()
-        if first:
-            message = str(error).strip().splitlines()[0][:200] if str(error).strip() else "no message"
-            logger.warning(
-                "the broker cannot be reached (%s: %s): deliveries are stored and answered as ever, and the "
-                "sweeper queues them until it answers again",
-                type(error).__name__,
-                message,
-            )
-
-    def answered(self) -> None:
-        if self.since is None:
-            return
-        with self._lock:
-            if self.since is None:
-                return
-            lasted, deliveries = time.monotonic() - self.since, self.deliveries
-            self.since, self.deliveries = None, 0
-        logger.warning(
-            "the broker answers again after %.1f s; %d deliveries were left to the sweeper meanwhile",
-            lasted,
-            deliveries,
-        )
+        """count committed deliveries could not be queued."""
+        self.went(error, count)
 
 
 broker = BrokerOutage()
