@@ -5,34 +5,20 @@ import pytest
 from django.urls import reverse
 
 from automations import services
-from catalog.models import App
-from connections import services as connection_services
-from connections.tests.other_app import KEY, birch_api, birch_doc
+from connections.tests import other_app
 
 pytestmark = pytest.mark.django_db
 INSTRUCTIONS = "In Birch Forms, open Settings &gt; Webhooks, choose Add webhook and paste the URL."
 
 
 @pytest.fixture
-def birch(settings):
-    settings.HTTP_STEP_ALLOW_PRIVATE = True  # the app is on loopback here
-    with birch_api() as state:
-        yield state
-
-
-@pytest.fixture
 def connection(make_catalog, birch, owner):
-    make_catalog(birch_doc(birch.base))
-    return connection_services.connect(
-        owner=owner, app=App.objects.get(slug="birch-forms"), label="Forms", credential=KEY
-    )
+    return other_app.connect(owner, make_catalog, birch.base)
 
 
 def automation_on(owner, connection, trigger: str):
-    settings = {"type": "app_trigger", "app": "birch-forms", "trigger": trigger, "connection": connection.pk}
-    return services.create_automation(
-        owner=owner, name="Signups", definition={"trigger": settings, "steps": []}, enabled=True
-    )
+    definition = other_app.definition(connection.pk, trigger)
+    return services.create_automation(owner=owner, name="Signups", definition=definition, enabled=True)
 
 
 def test_a_manual_trigger_shows_its_webhook_url_and_what_to_paste_where(client, owner, connection):

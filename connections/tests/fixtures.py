@@ -75,3 +75,14 @@ def plain_apps(make_catalog):
 @pytest.fixture
 def new_key():
     return Fernet.generate_key().decode()
+
+
+@pytest.fixture
+def birch(settings):
+    """Birch Forms (connections/tests/other_app.py) serving on loopback, reachable with HTTP_STEP_ALLOW_PRIVATE on:
+    its state."""
+    from connections.tests.other_app import birch_api
+
+    settings.HTTP_STEP_ALLOW_PRIVATE = True
+    with birch_api() as state:
+        yield state

@@ -96,3 +96,18 @@ def birch_doc(base: str, **trigger) -> dict:
     return app_doc(
         "birch-forms", name="Birch Forms", auth_type="api_key", auth_config={}, triggers=[registering, manual]
     )
+
+
+def connect(owner, make_catalog, base: str):
+    """The owner's connection to Birch Forms, the app imported with its API at base."""
+    from catalog.models import App
+    from connections import services
+
+    make_catalog(birch_doc(base))
+    return services.connect(owner=owner, app=App.objects.get(slug="birch-forms"), label="Forms", credential=KEY)
+
+
+def definition(connection_id: int, trigger: str = "new_response") -> dict:
+    """An automation on one of Birch Forms' triggers, with no steps."""
+    settings = {"type": "app_trigger", "app": "birch-forms", "trigger": trigger, "connection": connection_id}
+    return {"trigger": settings, "steps": []}

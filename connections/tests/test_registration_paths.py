@@ -9,32 +9,16 @@ from django.urls import reverse
 
 from automations import services
 from automations.models import Automation
-from catalog.models import App
-from connections import services as connection_services
 from connections.models import Registration
-from connections.tests.other_app import KEY, REFUSAL, birch_api, birch_doc
+from connections.tests import other_app
+from connections.tests.other_app import REFUSAL, definition
 
 SAID = f"Birch Forms did not register the webhook: Birch Forms answered 422: {REFUSAL}"
 
 
 @pytest.fixture
-def birch(settings):
-    settings.HTTP_STEP_ALLOW_PRIVATE = True  # the app is on loopback here
-    with birch_api() as state:
-        yield state
-
-
-@pytest.fixture
 def connection(make_catalog, birch, owner):
-    make_catalog(birch_doc(birch.base))
-    return connection_services.connect(
-        owner=owner, app=App.objects.get(slug="birch-forms"), label="Forms", credential=KEY
-    )
-
-
-def definition(connection_id: int) -> dict:
-    trigger = {"type": "app_trigger", "app": "birch-forms", "trigger": "new_response", "connection": connection_id}
-    return {"trigger": trigger, "steps": []}
+    return other_app.connect(owner, make_catalog, birch.base)
 
 
 @pytest.fixture

@@ -14,30 +14,16 @@ from catalog.models import App
 from connections import keys, registrations
 from connections import services as connection_services
 from connections.models import Connection, Registration
-from connections.tests.other_app import KEY, REFUSAL, birch_api, birch_doc
+from connections.tests import other_app
+from connections.tests.other_app import KEY, REFUSAL, birch_doc, definition
 
 pytestmark = pytest.mark.django_db
 ACTIVE, REMOVED, FAILED = (Registration.State.ACTIVE, Registration.State.REMOVED, Registration.State.REMOVAL_FAILED)
 
 
 @pytest.fixture
-def birch(settings):
-    settings.HTTP_STEP_ALLOW_PRIVATE = True  # the app is on loopback here
-    with birch_api() as state:
-        yield state
-
-
-@pytest.fixture
 def connection(make_catalog, birch, owner):
-    make_catalog(birch_doc(birch.base))
-    return connection_services.connect(
-        owner=owner, app=App.objects.get(slug="birch-forms"), label="Forms", credential=KEY
-    )
-
-
-def definition(connection_id: int, trigger: str = "new_response") -> dict:
-    settings = {"type": "app_trigger", "app": "birch-forms", "trigger": trigger, "connection": connection_id}
-    return {"trigger": settings, "steps": []}
+    return other_app.connect(owner, make_catalog, birch.base)
 
 
 @pytest.fixture

@@ -4,10 +4,9 @@ tool's answer, and the automation stays off."""
 import pytest
 
 from automations.models import Automation
-from catalog.models import App
-from connections import services as connection_services
 from connections.models import Registration
-from connections.tests.other_app import KEY, REFUSAL, birch_api, birch_doc
+from connections.tests import other_app
+from connections.tests.other_app import REFUSAL
 from mcp_server.tests.test_tools import refused, structured
 
 pytestmark = pytest.mark.django_db
@@ -15,20 +14,8 @@ SAID = f"Birch Forms did not register the webhook: Birch Forms answered 422: {RE
 
 
 @pytest.fixture
-def birch(settings):
-    settings.HTTP_STEP_ALLOW_PRIVATE = True  # the app is on loopback here
-    with birch_api() as state:
-        yield state
-
-
-@pytest.fixture
 def definition(make_catalog, birch, agent_user) -> dict:
-    make_catalog(birch_doc(birch.base))
-    connection = connection_services.connect(
-        owner=agent_user, app=App.objects.get(slug="birch-forms"), label="Forms", credential=KEY
-    )
-    trigger = {"type": "app_trigger", "app": "birch-forms", "trigger": "new_response", "connection": connection.pk}
-    return {"trigger": trigger, "steps": []}
+    return other_app.definition(other_app.connect(agent_user, make_catalog, birch.base).pk)
 
 
 def test_create_automation_on_says_why_the_app_refused_and_leaves_it_off(mcp, birch, definition):
