@@ -34,16 +34,37 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-class PrivatePostgres:
-    """A throwaway cluster on a port of its own; its data directory optionally on a tmpfs of `disk_mb` megabytes.
+def _mount_tmpfs(path: Path, megabytes: int) -> bool:
+    """path made, and a tmpfs of that size mounted on it when megabytes is given; whether it was mounted."""
+    path.mkdir()
+    if not megabytes:
+        return False
+    command = ["mount", "-t", "tmpfs", "-o", f"size={megabytes}m,mode=0755", "tmpfs", str(path)]
+    return subprocess.run(command, capture_output=True).returncode == 0
 
-    The tmpfs holds the tables only (the WAL stays on the ordinary disk): filling it is a database whose disk is
-    full for new rows (PostgreSQL answers each INSERT that needs a new page with "No space left on device"), not
-    one that cannot write its log, which PostgreSQL meets with a PANIC and a crash restart. Mounting needs root
-    (and a machine that lets it): where it fails, the tables are on the ordinary disk and `can_fill` is False.
+
+def _fill(filler: Path) -> None:
+    """Write zeroes to filler until its file system has no byte left (unbuffered: no write is left to fail at close)."""
+    with open(filler, "wb", buffering=0) as out:
+        for size in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    out.write(b"\0" * size)
+            except OSError:
+                pass
+
+
+class PrivatePostgres:
+    """A throwaway cluster on a port of its own; its tables and its WAL each optionally on a tmpfs of their own.
+
+    Two different disks full, met differently by PostgreSQL. The tables' (`disk_mb`): each INSERT that needs a new
+    page fails with "No space left on device" and the server goes on. The WAL's (`wal_mb`): a backend that cannot
+    make a new WAL segment stops the whole server with a PANIC, and the server restarts itself (crash recovery)
+    until the log can be written again. Mounting needs root (and a machine that lets it): where it fails, that
+    directory is on the ordinary disk and `can_fill` (or `can_fill_wal`) is False.
     """
 
-    def __init__(self, port: int | None = None, *, disk_mb: int = 0):
+    def __init__(self, port: int | None = None, *, disk_mb: int = 0, wal_mb: int = 0):
         self.bin = binaries()
         if self.bin is None:
             raise RuntimeError("no PostgreSQL server binaries under /usr/lib/postgresql")
@@ -52,17 +73,16 @@ class PrivatePostgres:
         self.folder.chmod(0o755)
         self.disk = self.folder / "disk"
         self.data = self.disk / "data"
-        self.wal = self.folder / "wal"
+        self.wal_disk = self.folder / "wal-disk"
+        self.wal = self.wal_disk / "wal"
         self.log = self.folder / "postgres.log"
-        self.mounted = False
-        self.disk.mkdir()
-        if disk_mb:
-            command = ["mount", "-t", "tmpfs", "-o", f"size={disk_mb}m,mode=0755", "tmpfs", str(self.disk)]
-            self.mounted = subprocess.run(command, capture_output=True).returncode == 0
+        self.mounted = _mount_tmpfs(self.disk, disk_mb)
+        self.wal_mounted = _mount_tmpfs(self.wal_disk, wal_mb)
         user = pwd.getpwnam("postgres")
-        for path in (self.folder, self.disk):
+        for path in (self.folder, self.disk, self.wal_disk):
             os.chown(path, user.pw_uid, user.pw_gid)
         self.filler = self.disk / "filler"
+        self.wal_filler = self.wal_disk / "filler"
         self._postgres("initdb", "-D", self.data, "--waldir", self.wal, "-A", "trust", "-U", "postgres", "--no-sync")
         with open(self.data / "postgresql.conf", "a") as conf:
             # A scratch cluster: no fsync (its machine does not crash under it), and small, as a test's.
@@ -70,10 +90,16 @@ class PrivatePostgres:
                 f"port = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{self.folder}'\n"
             )
             conf.write("fsync = off\nfull_page_writes = off\nshared_buffers = 32MB\nmax_connections = 100\n")
+            # Checkpoints often enough that the WAL stays within a small disk of its own until it is filled.
+            conf.write("max_wal_size = 64MB\nmin_wal_size = 32MB\n")
 
     @property
     def can_fill(self) -> bool:
         return self.mounted
+
+    @property
+    def can_fill_wal(self) -> bool:
+        return self.wal_mounted
 
     def url(self, database: str) -> str:
         return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
@@ -96,23 +122,18 @@ class PrivatePostgres:
         self._postgres("createdb", "-h", "127.0.0.1", "-p", self.port, "-U", "postgres", name)
 
     def fill_disk(self) -> None:
-        """Take every free byte of the data directory's file system."""
-        free = shutil.disk_usage(self.disk).free
-        with open(self.filler, "wb") as filler:
-            block = b"\0" * (1 << 20)
-            try:
-                while free > 0:
-                    filler.write(block)
-                    free -= len(block)
-                filler.flush()
-                while True:  # what the estimate left
-                    filler.write(b"\0" * 4096)
-                    filler.flush()
-            except OSError:
-                pass
+        """Take every free byte of the tables' file system."""
+        _fill(self.filler)
 
     def free_disk(self) -> None:
         self.filler.unlink(missing_ok=True)
+
+    def fill_wal(self) -> None:
+        """Take every free byte of the WAL's file system."""
+        _fill(self.wal_filler)
+
+    def free_wal(self) -> None:
+        self.wal_filler.unlink(missing_ok=True)
 
     def destroy(self) -> None:
         if self.running():
@@ -120,8 +141,9 @@ class PrivatePostgres:
                 self.stop("immediate")
             except subprocess.CalledProcessError:
                 pass
-        if self.mounted:
-            subprocess.run(["umount", "-l", str(self.disk)], check=False, capture_output=True)
+        for mounted, path in ((self.mounted, self.disk), (self.wal_mounted, self.wal_disk)):
+            if mounted:
+                subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

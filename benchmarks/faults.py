@@ -18,6 +18,8 @@ another, each with its load before, during and after:
   postgres    PostgreSQL restarted (pg_ctl restart -m fast)
   refused     PostgreSQL stopped for 30 s: every connection refused
   disk-full   the file system of the database's tables full for 15 s (a tmpfs; needs `mount`)
+  wal-full    the file system of the database's WAL full for 15 s (a tmpfs): PostgreSQL stops with a PANIC
+              and, Debian's unit restarting nothing, stays down until the space is freed and it is started again
 
 After each, checked from the database once the queue has drained: every id that got a 200 has
 exactly one successful run (lost = 0, duplicates = 0); no answer was a 500, and every 503 has
@@ -61,8 +63,8 @@ waits = services.create_automation(owner=user, name="waits", enabled=True, defin
 print(load.pk, services.hook_url(load).rsplit("automation-", 1)[1],
       waits.pk, services.hook_url(waits).rsplit("automation-", 1)[1])
 """
-FAULTS = ["worker", "hooks", "web", "redis", "postgres", "refused", "disk-full"]
-DATABASE_FAULTS = {"postgres", "refused", "disk-full"}  # 503s are expected only during these
+FAULTS = ["worker", "hooks", "web", "redis", "postgres", "refused", "disk-full", "wal-full"]
+DATABASE_FAULTS = {"postgres", "refused", "disk-full", "wal-full"}  # 503s are expected only during these
 KILLS = {"hooks", "web"}  # a connection cut mid-request is expected only here
 OUTAGE_LINE = "the database cannot be reached"
 BACK_LINE = "the database answers again"
@@ -206,7 +208,7 @@ class Faults:
         self.args = args
         self.folder = folder
         port = args.port
-        self.postgres = PrivatePostgres(port, disk_mb=args.disk_mb)
+        self.postgres = PrivatePostgres(port, disk_mb=args.disk_mb, wal_mb=args.wal_mb)
         self.redis = PrivateRedis(port + 1)
         self.web_port, self.hooks_port = port + 2, port + 3
         self.service: Service | None = None
@@ -275,6 +277,16 @@ class Faults:
         time.sleep(15)
         self.postgres.free_disk()
 
+    def fault_wal_full(self) -> str:
+        """The operator's part after a WAL disk full: space freed, then PostgreSQL started if it stopped."""
+        self.postgres.fill_wal()
+        time.sleep(15)
+        self.postgres.free_wal()
+        if self.postgres.running():
+            return "PostgreSQL kept running"
+        self.postgres.start()
+        return "PostgreSQL stopped itself (PANIC); started again once the space was freed"
+
     async def measure(self, name: str) -> dict:
         """The fault under load: load before, the fault, load until answers are 200s again, then the checks."""
         hooks_load = Load(self.hooks_port, self.load_path, self.args.rate)
@@ -289,7 +301,7 @@ class Faults:
         await waiting
         await asyncio.sleep(2)
         began = time.monotonic()
-        await asyncio.to_thread(getattr(self, "fault_" + name.replace("-", "_")))
+        note = await asyncio.to_thread(getattr(self, "fault_" + name.replace("-", "_")))
         ended = time.monotonic()
         # Load goes on until the hooks process has stored webhooks again for 3 s, and every process listens.
         deadline = ended + 120
@@ -301,7 +313,7 @@ class Faults:
                 break
         stop.set()
         await asyncio.gather(*tasks)
-        return self.check(name, hooks_load, web_load, waits, began, ended, logs)
+        return {**self.check(name, hooks_load, web_load, waits, began, ended, logs), "note": note}
 
     def check(self, name, hooks_load, web_load, waits, began, ended, logs) -> dict:
         answers = hooks_load.answers
@@ -426,7 +438,7 @@ def report(results: list[dict], rate: float) -> None:
         )
     print("\nTracebacks logged during each fault (web, hooks, worker, beat):")
     for r in results:
-        print(f"- {r['fault']}: {r['tracebacks']}")
+        print(f"- {r['fault']}: {r['tracebacks']}" + (f"; {r['note']}" if r["note"] else ""))
 
 
 async def main_async(args) -> int:
@@ -438,6 +450,9 @@ async def main_async(args) -> int:
         for name in args.only or FAULTS:
             if name == "disk-full" and not faults.postgres.can_fill:
                 skipped.append("disk-full: not measured, no tmpfs could be mounted on this machine")
+                continue
+            if name == "wal-full" and not faults.postgres.can_fill_wal:
+                skipped.append("wal-full: not measured, no tmpfs could be mounted on this machine")
                 continue
             print(f"fault: {name} ...", file=sys.stderr, flush=True)
             result = await faults.measure(name)
@@ -458,6 +473,7 @@ def main() -> None:
     parser.add_argument("--only", action="append", choices=FAULTS, help="this fault only (repeatable)")
     parser.add_argument("--port", type=int, default=19200, help="PostgreSQL's; Redis, web and hooks take the next 3")
     parser.add_argument("--disk-mb", type=int, default=256, help="the tmpfs of the database's tables; 0: no disk-full")
+    parser.add_argument("--wal-mb", type=int, default=192, help="the tmpfs of the database's WAL; 0: no wal-full")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root: the cluster runs as the postgres user, and the disk-full fault mounts a tmpfs")
