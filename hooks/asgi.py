@@ -133,9 +133,9 @@ class HooksApplication:
         stored by the same writer before the 200, with no verification (a URL of many automations has none of
         its own); a worker fans it out (hooks/deliveries.py)."""
         method = scope["method"]
-        if (target_id := None if fresh else selectors.remembered_routed_target_id(purpose, key)) is None:
-            target_id = await self.blocking(selectors.routed_target_id, purpose, key, fresh)
-        if target_id is None:
+        if (routed := None if fresh else selectors.remembered_routed_target(purpose, key)) is None:
+            routed = await self.blocking(selectors.routed_target, purpose, key, fresh)
+        if routed is None:
             return answers.MISS
         if not answers.reads_body(method):
             return answers.without_body(method, headers.get("access-control-request-headers"))
@@ -149,11 +149,10 @@ class HooksApplication:
             query_string = scope.get("query_string", b"").decode("latin-1")
             incoming = Incoming(method, scope["path"], query_string, headers.get("content-type", ""), body)
             if purpose == selectors.CONNECTION_HOOK:
-                row = services.new_delivery(connection_id=target_id, incoming=incoming)
+                row = services.new_delivery(connection_id=routed.target_id, incoming=incoming)
             else:
-                header = selectors.routing_header(target_id)
-                account = routing.account_in_headers(header, headers) if header else ""
-                row = services.new_delivery(app_id=target_id, account=account, incoming=incoming)
+                account = routing.account_in_headers(routed.header, headers) if routed.header else ""
+                row = services.new_delivery(app_id=routed.target_id, account=account, incoming=incoming)
             try:
                 await intake.writer.store(row)
             except intake.AutomationGone:

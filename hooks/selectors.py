@@ -1,6 +1,8 @@
 """Reads on hooks: the automation a webhook key names and what its URL verifies, remembered per process for a few
 seconds."""
 
+from typing import NamedTuple
+
 from connections import routing
 from edge import process_cache
 from hooks import verification
@@ -62,32 +64,39 @@ def forget_hook_keys() -> None:
     forget_keys()
 
 
-def routed_target_id(purpose: str, key: str, fresh: bool = False) -> int | None:
-    """The id of the connection (CONNECTION_HOOK) or app (APP_HOOK) whose URL ends in key, remembered as a webhook
-    key is; an app's routing header is read with it (routing_header). Blocks on a miss."""
-    if not fresh and (found := remembered_routed_target_id(purpose, key)) is not None:
+class Routed(NamedTuple):
+    """A connection's or app's shared URL as found: its id, and for an app its routing header ("" for none)."""
+
+    target_id: int
+    header: str = ""
+
+
+def routed_target(purpose: str, key: str, fresh: bool = False) -> Routed | None:
+    """The connection (CONNECTION_HOOK) or app (APP_HOOK) whose URL ends in key, remembered as a webhook key is; an
+    app's routing header is read with it. Blocks on a miss."""
+    if not fresh and (found := remembered_routed_target(purpose, key)) is not None:
         return found
     found = target_id_for_key(purpose=purpose, key=key, remember_seconds=HOOK_KEY_MEMORY_SECONDS, fresh=True)
-    if found is not None and purpose == APP_HOOK:
-        from catalog.models import App
+    if found is None or purpose != APP_HOOK:
+        return None if found is None else Routed(found)
+    from catalog.models import App
 
-        auth_config = App.objects.filter(pk=found).values_list("auth_config", flat=True).first()
-        header = routing.rule_of(auth_config).get("header", "")
-        _routing_headers.set(found, header, seconds=HOOK_KEY_MEMORY_SECONDS)
-    return found
+    auth_config = App.objects.filter(pk=found).values_list("auth_config", flat=True).first()
+    header = routing.rule_of(auth_config).get("header", "")
+    _routing_headers.set(found, header, seconds=HOOK_KEY_MEMORY_SECONDS)
+    return Routed(found, header)
 
 
-def remembered_routed_target_id(purpose: str, key: str) -> int | None:
-    """routed_target_id's answer if this process remembers it (and, for an app, its routing header), else None."""
+def remembered_routed_target(purpose: str, key: str) -> Routed | None:
+    """routed_target's answer if this process remembers it, for an app with its routing header, else None.
+
+    The header travels with the id: read again later (after the body, which may take seconds), it could have been
+    forgotten meanwhile, and the delivery stored without the account that routes it."""
     found = remembered_target_id(purpose=purpose, key=key)
-    if found is None or (purpose == APP_HOOK and _routing_headers.get(found) is None):
-        return None
-    return found
-
-
-def routing_header(app_id: int) -> str:
-    """The app's routing header as routed_target_id read it ("" when it routes by body, or was forgotten)."""
-    return _routing_headers.get(app_id) or ""
+    if found is None or purpose != APP_HOOK:
+        return None if found is None else Routed(found)
+    header = _routing_headers.get(found)
+    return None if header is None else Routed(found, header)
 
 
 def forget_key(purpose: str, key: str) -> None:

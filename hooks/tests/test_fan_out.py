@@ -20,7 +20,8 @@ from conftest import app_doc
 from connections import routing
 from connections import services as connection_services
 from connections.models import Connection
-from hooks import deliveries, endpoints, intake
+from edge import bodies
+from hooks import deliveries, endpoints, intake, selectors
 from hooks.models import Delivery
 from hooks.tests.test_odd_input import HOSTILE
 from publickeys.models import PublicKey
@@ -257,6 +258,26 @@ def test_a_shared_endpoint_routes_by_a_header_when_the_app_says_so(apps, owner, 
         "team-8": "no connection of cedar-desk is to the account 'team-8' that the x-account-id header names",
         "": "the x-account-id header names no account",
     }
+
+
+def test_a_routing_header_forgotten_while_the_body_arrives_still_routes_the_delivery(
+    apps, owner, hooks_client, sent_deliveries, monkeypatch
+):
+    desk = apps["cedar-desk"]
+    automation = listening(owner, connect(owner, desk, account="team-9"), "new_ticket", only_when(0))
+    path = path_of(endpoints.app_url(desk))
+    read = bodies.read_messages
+
+    async def forgetting_then_read(*args, **kwargs):
+        selectors._routing_headers.clear()  # its memory ends while a slow body is still arriving
+        return await read(*args, **kwargs)
+
+    monkeypatch.setattr(bodies, "read_messages", forgetting_then_read)
+    for n in (1, 2):  # the key looked up, then remembered
+        assert post(hooks_client, path, {"n": n}, HTTP_X_ACCOUNT_ID="team-9").status_code == 200
+    work(sent_deliveries)
+    assert sorted(r.trigger["body"]["n"] for r in Run.objects.filter(automation=automation)) == [1, 2]
+    assert not Delivery.objects.filter(status="unmatched").exists()
 
 
 def test_an_unmatched_delivery_is_recorded_and_shown_to_staff(apps, owner, hooks_client, sent_deliveries, staff_client):
