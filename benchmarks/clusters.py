@@ -28,10 +28,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _listening(port: int) -> bool:
+def _listening(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as probe:
         probe.settimeout(0.5)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
+        return probe.connect_ex((host, port)) == 0
 
 
 def _mount_tmpfs(path: Path, megabytes: int) -> bool:
@@ -59,16 +59,30 @@ class PrivatePostgres:
 
     Two different disks full, met differently by PostgreSQL. The tables' (`disk_mb`): each INSERT that needs a new
     page fails with "No space left on device" and the server goes on. The WAL's (`wal_mb`): a backend that cannot
-    make a new WAL segment stops the whole server with a PANIC, and the server restarts itself (crash recovery)
-    until the log can be written again. Mounting needs root (and a machine that lets it): where it fails, that
-    directory is on the ordinary disk and `can_fill` (or `can_fill_wal`) is False.
+    make a new WAL segment PANICs, the server restarts to recover, its recovery cannot write either, and it shuts
+    down until started again. Mounting needs root (and a machine that lets it): where it fails, that directory is
+    on the ordinary disk and `can_fill` (or `can_fill_wal`) is False.
+
+    host, netns and clients: a database machine of the several-machines test (tests/e2e/machines.py), listening
+    on its own address inside a network namespace, and trusting the clients of that network.
     """
 
-    def __init__(self, port: int | None = None, *, disk_mb: int = 0, wal_mb: int = 0):
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        disk_mb: int = 0,
+        wal_mb: int = 0,
+        host: str = "127.0.0.1",
+        netns: str | None = None,
+        clients: str | None = None,
+        max_connections: int = 100,
+    ):
         self.bin = binaries()
         if self.bin is None:
             raise RuntimeError("no PostgreSQL server binaries under /usr/lib/postgresql")
         self.port = port or free_port()
+        self.host, self.netns = host, netns
         self.folder = Path(tempfile.mkdtemp(prefix="flowgate-pg-"))
         self.folder.chmod(0o755)
         self.disk = self.folder / "disk"
@@ -86,12 +100,15 @@ class PrivatePostgres:
         self._postgres("initdb", "-D", self.data, "--waldir", self.wal, "-A", "trust", "-U", "postgres", "--no-sync")
         with open(self.data / "postgresql.conf", "a") as conf:
             # A scratch cluster: no fsync (its machine does not crash under it), and small, as a test's.
+            conf.write(f"port = {self.port}\nlisten_addresses = '{host}'\nunix_socket_directories = '{self.folder}'\n")
             conf.write(
-                f"port = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{self.folder}'\n"
+                f"fsync = off\nfull_page_writes = off\nshared_buffers = 32MB\nmax_connections = {max_connections}\n"
             )
-            conf.write("fsync = off\nfull_page_writes = off\nshared_buffers = 32MB\nmax_connections = 100\n")
             # Checkpoints often enough that the WAL stays within a small disk of its own until it is filled.
             conf.write("max_wal_size = 64MB\nmin_wal_size = 32MB\n")
+        if clients:
+            with open(self.data / "pg_hba.conf", "a") as hba:
+                hba.write(f"host all all {clients} trust\n")
 
     @property
     def can_fill(self) -> bool:
@@ -102,11 +119,14 @@ class PrivatePostgres:
         return self.wal_mounted
 
     def url(self, database: str) -> str:
-        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+        return f"postgres://postgres@{self.host}:{self.port}/{database}"
 
     def _postgres(self, program: str, *args) -> None:
         command = ["runuser", "-u", "postgres", "--", str(self.bin / program), *map(str, args)]
-        subprocess.run(command, check=True, capture_output=True, cwd=self.folder)
+        if self.netns:
+            command = ["ip", "netns", "exec", self.netns, *command]
+        # No pipe of ours is held by the server it starts: its output goes to its log.
+        subprocess.run(command, check=True, capture_output=True, cwd=self.folder, stdin=subprocess.DEVNULL)
 
     def start(self) -> None:
         self._postgres("pg_ctl", "-D", self.data, "-l", self.log, "-w", "-t", "60", "start")
@@ -116,10 +136,10 @@ class PrivatePostgres:
         self._postgres("pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "60", "stop")
 
     def running(self) -> bool:
-        return _listening(self.port)
+        return _listening(self.port, self.host)
 
     def create_database(self, name: str) -> None:
-        self._postgres("createdb", "-h", "127.0.0.1", "-p", self.port, "-U", "postgres", name)
+        self._postgres("createdb", "-h", self.host, "-p", self.port, "-U", "postgres", name)
 
     def fill_disk(self) -> None:
         """Take every free byte of the tables' file system."""

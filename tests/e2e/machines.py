@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+from benchmarks.clusters import PrivatePostgres, binaries
 from tests.e2e.stack import ROOT, die_with_the_test_run, wait_until
 from tests.local_apps import QuietHandler
 
@@ -36,14 +36,9 @@ def missing() -> str | None:
     for tool in ("ip", "nginx", "redis-server", "runuser"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (make install installs nginx as root)"
-    if not postgres_bin():
+    if not binaries():
         return "PostgreSQL's server binaries are not installed"
     return None
-
-
-def postgres_bin() -> Path | None:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    return found[-1].parent if found else None
 
 
 def _ip(*args: str, netns: str | None = None) -> None:
@@ -102,30 +97,19 @@ class Machines:
     def __init__(self, network: Network, workdir: Path):
         self.network, self.workdir = network, workdir
         self.processes: dict[str, subprocess.Popen] = {}
-        self.data = Path(tempfile.mkdtemp(prefix="fg-machines-pg-"))
+        self.postgres: PrivatePostgres | None = None
 
     def start_database(self) -> str:
         """PostgreSQL and Redis on the machine "db", reached over the bridge; returns its address."""
         address = self.network.add("db")
-        netns = self.network.namespace("db")
-        shutil.chown(self.data, "postgres", "postgres")
-        bin_ = postgres_bin()
-        as_postgres = ["ip", "netns", "exec", netns, "runuser", "-u", "postgres", "--"]
-        subprocess.run(
-            [*as_postgres, str(bin_ / "initdb"), "-D", str(self.data / "data"), "-A", "trust", "-U", "postgres"],
-            check=True,
-            capture_output=True,
+        self.postgres = PrivatePostgres(
+            5432,
+            host=address,
+            netns=self.network.namespace("db"),
+            clients=f"10.77.{self.network.subnet}.0/24",
+            max_connections=300,
         )
-        with open(self.data / "data" / "pg_hba.conf", "a") as hba:
-            hba.write(f"host all all 10.77.{self.network.subnet}.0/24 trust\n")
-        options = f"-c listen_addresses={address} -c unix_socket_directories={self.data} -c max_connections=300"
-        subprocess.run(
-            [*as_postgres, str(bin_ / "pg_ctl"), "-D", str(self.data / "data"), "-o", options]
-            + ["-l", str(self.data / "postgresql.log"), "-w", "start"],  # a log of its own: it never holds our pipe
-            check=True,
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-        )
+        self.postgres.start()
         # On a private network without a password: protected mode would refuse every other machine.
         redis = ["redis-server", "--bind", address, "--port", "6379", "--save", "", "--protected-mode", "no"]
         self._start("redis", "db", redis)
@@ -133,8 +117,7 @@ class Machines:
             lambda: subprocess.run(["redis-cli", "-h", address, "ping"], capture_output=True).returncode == 0,
             message="redis on the database machine",
         )
-        create = ["psql", "-h", address, "-U", "postgres", "-qc", "CREATE DATABASE flowgate"]
-        subprocess.run(create, check=True, capture_output=True)
+        self.postgres.create_database("flowgate")
         return address
 
     def run_unit(self, name: str, machine: str, unit: str, environment: dict) -> None:
@@ -165,13 +148,8 @@ class Machines:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
-        if (self.data / "data" / "postmaster.pid").exists():
-            subprocess.run(
-                ["runuser", "-u", "postgres", "--", str(postgres_bin() / "pg_ctl"), "-D", str(self.data / "data")]
-                + ["-m", "immediate", "stop"],
-                capture_output=True,
-            )
-        shutil.rmtree(self.data, ignore_errors=True)
+        if self.postgres is not None:
+            self.postgres.destroy()
 
 
 def unit_command(path: Path) -> tuple[list[str], dict]:
