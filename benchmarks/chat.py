@@ -21,7 +21,7 @@ import threading
 import time
 
 import httpx
-from common import PYTHON, ROOT, bench_env, manage, start_gunicorn
+from common import PYTHON, ROOT, bench_env, prepare, start_gunicorn
 
 PORT = 8941
 SOON = 0.15  # static/chat.js SOON: the poll interval right after a send
@@ -88,13 +88,10 @@ def main() -> None:
     parser.add_argument("--redis-db", default="2")
     args = parser.parse_args()
 
-    env = bench_env(args.database, args.port)
-    env["REDIS_URL"] = f"redis://127.0.0.1:6379/{args.redis_db}"
     # One client address for every visitor here: the limits would otherwise count them as one.
-    env.update(CHAT_RATE_IP="100000/m", CHAT_RATE_WIDGET="100000/m", CHAT_RATE_CONVERSATION="100000/m")
-    subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
-    manage(env, "migrate", "--noinput")
-    key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
+    rates = {"CHAT_RATE_IP": "100000/m", "CHAT_RATE_WIDGET": "100000/m", "CHAT_RATE_CONVERSATION": "100000/m"}
+    env = bench_env(args.database, args.port, args.redis_db, **rates)
+    key = prepare(env, SETUP)
     base = f"http://127.0.0.1:{args.port}"
     # Each request's own time in the web process, to tell the server's share of a slow answer from the client's.
     access_log = ROOT / "var" / "bench" / "chat-access.log"

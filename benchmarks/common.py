@@ -16,7 +16,9 @@ PYTHON = sys.executable
 ATTEMPTS = 60
 
 
-def bench_env(database: str, port: int) -> dict:
+def bench_env(database: str, port: int, redis_db: str = "2", **settings: str) -> dict:
+    """The environment of a benchmark's service: a new, empty PostgreSQL database, a Redis database of its own, and
+    settings on top."""
     psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc"]
     subprocess.run([*psql, f"DROP DATABASE IF EXISTS {database}"], check=True)
     subprocess.run([*psql, f"CREATE DATABASE {database}"], check=True)
@@ -27,11 +29,31 @@ def bench_env(database: str, port: int) -> dict:
         "URL_KEY_SECRET": "benchmark-only-url-key-secret",
         "CONNECTION_KEYS": "YmVuY2htYXJrLW9ubHktY29ubmVjdGlvbi1rZXktMDA=",
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
-        "REDIS_URL": "redis://127.0.0.1:6379/2",
+        "REDIS_URL": f"redis://127.0.0.1:6379/{redis_db}",
         "BASE_URL": f"http://127.0.0.1:{port}",
         "LOG_LEVEL": "WARNING",
         "FLOWGATE_VAR_DIR": str(ROOT / "var" / "bench"),
+        **settings,
     }
+
+
+def empty_redis(env: dict) -> None:
+    """Empty the Redis database of env's REDIS_URL: counters and queued messages of an earlier run."""
+    database = env["REDIS_URL"].rsplit("/", 1)[1]
+    subprocess.run(["redis-cli", "-n", database, "flushdb"], check=True, capture_output=True)
+
+
+def prepare(env: dict, setup: str) -> str:
+    """Migrate env's database and run setup (Python for manage.py shell) in it; the last line it printed.
+
+    Redis is emptied before and after: turning an automation on queues a replay of its kept deliveries (none
+    yet), which, left in the queue, would meet the benchmark's backlog when a worker starts and run it one at a
+    time."""
+    empty_redis(env)
+    manage(env, "migrate", "--noinput")
+    last = manage(env, "shell", "-c", setup).strip().splitlines()[-1]
+    empty_redis(env)
+    return last
 
 
 def manage(env: dict, *args: str) -> str:

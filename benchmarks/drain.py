@@ -26,7 +26,7 @@ import os
 import subprocess
 import time
 
-from common import PYTHON, ROOT, bench_env, manage
+from common import PYTHON, ROOT, bench_env, manage, prepare
 
 SETUP = """
 from django.contrib.auth import get_user_model
@@ -85,12 +85,8 @@ def drain_once(deliveries: int, fan_out: int = 0) -> tuple[float, float, float]:
     """Seconds to drain, and the worker's and PostgreSQL's CPU seconds per 1,000 deliveries; fan_out: to a
     connection's URL with that many automations listening, instead of one automation's URL."""
     env = bench_env("flowgate_bench_drain", 8934)
-    subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)
-    manage(env, "migrate", "--noinput")
     setup = FAN_OUT_SETUP.replace("AUTOMATIONS", str(fan_out)) if fan_out else SETUP
-    made = manage(env, "shell", "-c", setup.replace("COUNT", str(deliveries)))
-    ids = [int(pk) for pk in made.strip().splitlines()[-1].split()]
-    subprocess.run(["redis-cli", "-n", "2", "flushdb"], check=True, capture_output=True)  # the replay queued on turn-on
+    ids = [int(pk) for pk in prepare(env, setup.replace("COUNT", str(deliveries))).split()]
     queue = (
         f"from hooks import tasks; ids = {ids}\n"
         "for s in range(0, len(ids), 50): tasks.process_deliveries.delay(ids[s:s + 50])"

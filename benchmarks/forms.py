@@ -16,12 +16,11 @@ cost but no request is refused.
 
 import argparse
 import re
-import subprocess
 import urllib.parse
 import urllib.request
 from http.cookiejar import CookieJar
 
-from common import EMPTY, bench_env, interleaved, manage, print_table, start_gunicorn
+from common import EMPTY, bench_env, interleaved, prepare, print_table, start_gunicorn
 
 PORT = 8933
 PAGE_EMPTY = "empty answer through a page's middleware (/bytes-0)"
@@ -48,12 +47,9 @@ def main() -> None:
     parser.add_argument("--redis-db", default="2")
     args = parser.parse_args()
 
-    env = bench_env(args.database, args.port)
-    env["REDIS_URL"] = f"redis://127.0.0.1:6379/{args.redis_db}"
-    env.update(FORM_MIN_FILL_SECONDS="0", FORM_RATE_IP="100000000/s", FORM_RATE_FORM="100000000/s")
-    subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
-    manage(env, "migrate", "--noinput")
-    form_url = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
+    rates = {"FORM_RATE_IP": "100000000/s", "FORM_RATE_FORM": "100000000/s"}
+    env = bench_env(args.database, args.port, args.redis_db, FORM_MIN_FILL_SECONDS="0", **rates)
+    form_url = prepare(env, SETUP)
     server = start_gunicorn(env, args.port, app="benchmarks.baselines_wsgi:application")
     try:
         base = f"http://127.0.0.1:{args.port}"

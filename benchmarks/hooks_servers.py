@@ -23,7 +23,7 @@ import subprocess
 import time
 import urllib.request
 
-from common import PYTHON, ROOT, bench_env, manage, start_gunicorn, wrk
+from common import PYTHON, ROOT, bench_env, prepare, start_gunicorn, wrk
 from webhooks import COUNT, SETUP
 
 PORT = 8952
@@ -70,12 +70,8 @@ def main() -> None:
     parser.add_argument("--redis-db", default="7")
     args = parser.parse_args()
 
-    env = bench_env(args.database, PORT)
-    env["REDIS_URL"] = f"redis://127.0.0.1:6379/{args.redis_db}"
-    subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
-    manage(env, "migrate", "--noinput")
-    key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1].split()[0]
-    subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
+    env = bench_env(args.database, PORT, args.redis_db)
+    key = prepare(env, SETUP).split()[0]
     processes = [start_gunicorn(env, PORT)]
     cases = {"empty Django view, web process": (f"http://{HOST}/healthz", None)}
     try:

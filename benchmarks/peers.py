@@ -21,7 +21,7 @@ import subprocess
 import time
 import urllib.request
 
-from common import ROOT, bench_env, manage, start_gunicorn, wrk
+from common import ROOT, bench_env, prepare, start_gunicorn, wrk
 
 PORT = 8970
 NODE_RED_VERSION = "5.0.7"
@@ -84,12 +84,8 @@ def main() -> None:
     parser.add_argument("--redis-db", default="2")
     args = parser.parse_args()
 
-    env = bench_env(args.database, args.port)
-    env["REDIS_URL"] = f"redis://127.0.0.1:6379/{args.redis_db}"
-    subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
-    manage(env, "migrate", "--noinput")
-    key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
-    subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
+    env = bench_env(args.database, args.port, args.redis_db)
+    key = prepare(env, SETUP)
     host = {"Host": f"127.0.0.1:{args.port}"}
     servers = [
         start_gunicorn(env, args.port),

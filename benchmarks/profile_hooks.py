@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import PYTHON, ROOT, bench_env, manage, start_gunicorn, wrk
+from common import PYTHON, ROOT, bench_env, prepare, start_gunicorn, wrk
 from webhooks import SETUP, SIGNING_SECRET
 
 PORT = 8934
@@ -86,13 +86,8 @@ def main() -> None:
     parser.add_argument("--redis-db", default="2")
     args = parser.parse_args()
 
-    env = bench_env(args.database, PORT)
-    env["REDIS_URL"] = f"redis://127.0.0.1:6379/{args.redis_db}"
-    subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
-    manage(env, "migrate", "--noinput")
-    setup = SETUP.replace("SIGNING_SECRET", repr(SIGNING_SECRET))
-    key = manage(env, "shell", "-c", setup).strip().splitlines()[-1].split()[0]
-    subprocess.run(["redis-cli", "-n", args.redis_db, "flushdb"], check=True, capture_output=True)
+    env = bench_env(args.database, PORT, args.redis_db)
+    key = prepare(env, SETUP.replace("SIGNING_SECRET", repr(SIGNING_SECRET))).split()[0]
     host = {"Host": f"127.0.0.1:{PORT}"}
     server = start_gunicorn(env, PORT, app="benchmarks.baselines_wsgi:asgi_application", asgi=True, host=host["Host"])
     url = f"http://127.0.0.1:{PORT}/automation-{key}"

@@ -50,7 +50,7 @@ import statistics
 import subprocess
 import time
 
-from common import PYTHON, ROOT, bench_env, manage, start_gunicorn, wrk
+from common import PYTHON, ROOT, bench_env, prepare, start_gunicorn, wrk
 
 PORT = 8932
 SIGNED_CASE = "Flowgate signed (Standard Webhooks), hooks process"
@@ -109,16 +109,10 @@ def main() -> None:
     args = parser.parse_args()
 
     database, port, redis_db = args.database, args.port, args.redis_db
-    env = bench_env(database, port)
-    env["REDIS_URL"] = f"redis://127.0.0.1:6379/{redis_db}"
-    subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=True, capture_output=True)
-    manage(env, "migrate", "--noinput")
-    env["WEB_SERVICE_MONTHLY_QUOTA"] = "100000000"
-    setup = SETUP.replace("SIGNING_SECRET", repr(SIGNING_SECRET))
-    key, service_key, signed_key, connection_key = manage(env, "shell", "-c", setup).strip().splitlines()[-1].split()
-    # Turning the new automations on queued a replay of their kept deliveries (none yet). Left in the
-    # queue, it would meet the benchmark's backlog when the worker starts and run it one at a time.
-    subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=True, capture_output=True)
+    env = bench_env(database, port, redis_db, WEB_SERVICE_MONTHLY_QUOTA="100000000")
+    key, service_key, signed_key, connection_key = prepare(
+        env, SETUP.replace("SIGNING_SECRET", repr(SIGNING_SECRET))
+    ).split()
     server = start_gunicorn(env, port, app="benchmarks.baselines_wsgi:application")
     host = {"Host": f"127.0.0.1:{port}"}  # the hooks process serves the same configured host on its own port
     hooks_server = start_gunicorn(
