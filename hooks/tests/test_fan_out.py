@@ -23,6 +23,7 @@ from connections.models import Connection
 from edge import bodies
 from hooks import deliveries, endpoints, intake, selectors
 from hooks.models import Delivery
+from hooks.tests.app_triggers import app_trigger, connect, listening, make_trigger_apps, only_when
 from hooks.tests.test_odd_input import HOSTILE
 from publickeys.models import PublicKey
 from publickeys.redaction import redact
@@ -30,69 +31,9 @@ from publickeys.redaction import redact
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _trigger(key: str, mode: str) -> dict:
-    return {
-        "key": key,
-        "name": key.replace("_", " ").title(),
-        "description": "When it happens.",
-        "endpoint": "https://internal.example/hooks",
-        "http_method": "POST",
-        "delivery_mode": mode,
-    }
-
-
 @pytest.fixture
 def apps(make_catalog):
-    make_catalog(
-        app_doc(
-            "acorn-crm",
-            auth_type="none",
-            triggers=[_trigger("new_lead", "per_connection"), _trigger("by_hand", "manual")],
-        ),
-        app_doc(
-            "birch-chat",
-            auth_type="none",
-            auth_config={"routing": {"body_path": "account.id"}},
-            triggers=[_trigger("new_message", "shared_endpoint")],
-        ),
-        app_doc(
-            "cedar-desk",
-            auth_type="none",
-            auth_config={"routing": {"header": "X-Account-Id"}},
-            triggers=[_trigger("new_ticket", "shared_endpoint")],
-        ),
-    )
-    return {app.slug: app for app in App.objects.all()}
-
-
-def connect(owner, app, label="Sales", account=""):
-    connection = connection_services.connect(owner=owner, app=app, label=label)
-    if account:
-        Connection.objects.filter(pk=connection.pk).update(account_id=account)
-    return connection
-
-
-def listening(owner, connection, trigger, steps, *, enabled=True, name="Listener", settings=None):
-    definition = {
-        "trigger": {"type": "app_trigger", "app": connection.app.slug, "trigger": trigger, "connection": connection.pk},
-        "steps": steps,
-        "settings": settings or {},
-    }
-    return automation_services.create_automation(owner=owner, name=name, definition=definition, enabled=enabled)
-
-
-def only_when(n: int) -> list[dict]:
-    """Steps that record the delivery's n, once the automation's own condition lets it through."""
-    return [
-        {"id": "only", "kind": "condition", "all": [{"left": "{{trigger.body.n}}", "op": "greater_than", "right": n}]},
-        {
-            "id": "row",
-            "kind": "lookup_rows",
-            "table": f"seen-{n}",
-            "action": "add",
-            "values": {"n": "{{trigger.body.n}}"},
-        },
-    ]
+    return make_trigger_apps(make_catalog)
 
 
 def path_of(url: str) -> str:
@@ -350,7 +291,7 @@ def test_connecting_reads_the_account_from_the_test_calls_answer(make_catalog, o
                 "dove-api",
                 auth_type="api_key",
                 auth_config={"test_request": test_request, "routing": {"body_path": "a", "account_path": "user.id"}},
-                triggers=[_trigger("event", "shared_endpoint")],
+                triggers=[app_trigger("event", "shared_endpoint")],
             )
         )
         app = App.objects.get(slug="dove-api")

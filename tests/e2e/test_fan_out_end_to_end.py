@@ -14,14 +14,10 @@ import psycopg
 import pytest
 from django.db import connection as django_connection
 
-from automations import services as automation_services
 from automations.models import LookupRow, Run
-from catalog.models import App
-from conftest import app_doc
-from connections import services as connection_services
-from connections.models import Connection
 from hooks import endpoints
 from hooks.models import Delivery
+from hooks.tests.app_triggers import connect, listening, make_trigger_apps, only_when
 from tests.e2e.stack import END_TO_END, Stack, wait_until
 
 pytestmark = END_TO_END
@@ -37,48 +33,9 @@ def stack(tmp_path):
     running.stop()
 
 
-def _trigger(key: str, mode: str) -> dict:
-    return {
-        "key": key,
-        "name": key.replace("_", " ").title(),
-        "description": "When it happens.",
-        "endpoint": "https://internal.example/hooks",
-        "http_method": "POST",
-        "delivery_mode": mode,
-    }
-
-
 @pytest.fixture
 def apps(make_catalog):
-    make_catalog(
-        app_doc("acorn-crm", auth_type="none", triggers=[_trigger("new_lead", "per_connection")]),
-        app_doc(
-            "birch-chat",
-            auth_type="none",
-            auth_config={"routing": {"body_path": "account.id"}},
-            triggers=[_trigger("new_message", "shared_endpoint")],
-        ),
-    )
-    return {app.slug: app for app in App.objects.all()}
-
-
-def listening(owner, connection, trigger, n, name):
-    steps = [
-        {"id": "only", "kind": "condition", "all": [{"left": "{{trigger.body.n}}", "op": "greater_than", "right": n}]},
-        {
-            "id": "row",
-            "kind": "lookup_rows",
-            "table": f"seen-{n}",
-            "action": "add",
-            "values": {"n": "{{trigger.body.n}}"},
-        },
-    ]
-    definition = {
-        "trigger": {"type": "app_trigger", "app": connection.app.slug, "trigger": trigger, "connection": connection.pk},
-        "steps": steps,
-        "settings": {},
-    }
-    return automation_services.create_automation(owner=owner, name=name, definition=definition, enabled=True)
+    return make_trigger_apps(make_catalog)
 
 
 def post(stack, url, body):
@@ -106,8 +63,8 @@ def backend_alive(database, pid: int) -> bool:
 
 
 def test_ten_automations_on_one_connection_each_run_once_across_a_worker_killed_mid_fan_out(stack, apps, owner):
-    crm = connection_services.connect(owner=owner, app=apps["acorn-crm"], label="Sales")
-    ten = [listening(owner, crm, "new_lead", n, f"Leads {n}") for n in range(10)]
+    crm = connect(owner, apps["acorn-crm"])
+    ten = [listening(owner, crm, "new_lead", only_when(n), name=f"Leads {n}") for n in range(10)]
     settings = django_connection.settings_dict
     with psycopg.connect(
         dbname=settings["NAME"], user=settings["USER"], host=settings["HOST"], port=settings["PORT"] or 5432
@@ -146,12 +103,10 @@ def test_a_shared_endpoint_sends_deliveries_for_two_accounts_to_their_connection
     stack, apps, owner, another_account, staff_client
 ):
     chat = apps["birch-chat"]
-    first = connection_services.connect(owner=owner, app=chat, label="Mine")
-    second = connection_services.connect(owner=another_account, app=chat, label="Theirs")
-    Connection.objects.filter(pk=first.pk).update(account_id="acct-1")
-    Connection.objects.filter(pk=second.pk).update(account_id="acct-2")
-    mine = listening(owner, first, "new_message", 0, "Mine")
-    theirs = listening(another_account, second, "new_message", 0, "Theirs")
+    first = connect(owner, chat, label="Mine", account="acct-1")
+    second = connect(another_account, chat, label="Theirs", account="acct-2")
+    mine = listening(owner, first, "new_message", only_when(0), name="Mine")
+    theirs = listening(another_account, second, "new_message", only_when(0), name="Theirs")
     url = endpoints.app_url(chat)
     sent = [("acct-1", 1), ("acct-2", 2), ("acct-1", 3), ("nobody", 4)]
     for account, n in sent:
