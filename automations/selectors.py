@@ -1,19 +1,20 @@
 """Reads on automations: finding one by the key of its web service URL, and its definition document."""
 
+from django.db.models import Subquery
+
 from automations.models import Automation
 from publickeys.models import PublicKey
-from publickeys.selectors import target_id_for_key
+from publickeys.selectors import live_target_ids
 
 
 def automation_for_web_service_key(key: str) -> Automation | None:
     """The automation whose web service URL ends in key, read afresh: a call needs its current definition.
 
-    A miss costs the one lookup of publickeys; a hit one query more.
+    One query, the key's lookup and the automation's row together, for a miss as for a hit: a web service call
+    pays for no round trip it need not (benchmarks/RESULTS.md, web service round trip).
     """
-    automation_id = target_id_for_key(purpose=PublicKey.Purpose.WEB_SERVICE, key=key)
-    if automation_id is None:
-        return None
-    return Automation.objects.filter(pk=automation_id).first()
+    ids = live_target_ids(purpose=PublicKey.Purpose.WEB_SERVICE, key=key)
+    return Automation.objects.filter(pk=Subquery(ids)).first()
 
 
 # The order a person reads a document in; the database keeps an object's keys in an order of its own.

@@ -51,9 +51,7 @@ def target_id_for_key(*, purpose: str, key: str, remember_seconds: float = 0, fr
     wanted = crypto.digest(key)
     if remember_seconds and not fresh and (hit := _found.get((purpose, wanted))) is not None:
         return hit
-    live = PublicKey.objects.filter(digest=wanted, purpose=purpose, retired_at__isnull=True).filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
-    )
+    live = _live_by_digest(purpose, wanted)
     found_id = None
     for target_id, stored in live.values_list("target_id", "digest")[:1]:
         if hmac.compare_digest(wanted, stored):
@@ -64,6 +62,19 @@ def target_id_for_key(*, purpose: str, key: str, remember_seconds: float = 0, fr
         else:
             _found.set((purpose, wanted), found_id, seconds=remember_seconds)
     return found_id
+
+
+def live_target_ids(*, purpose: str, key: str) -> models.QuerySet:
+    """The id of the target whose URL of this purpose ends in key, as a subquery (empty for any miss): for a caller
+    that reads the target in the same query, and so pays one query for a hit as for a miss
+    (automations/selectors.py)."""
+    return _live_by_digest(purpose, crypto.digest(key)).values("target_id")[:1]
+
+
+def _live_by_digest(purpose: str, digest: str) -> models.QuerySet:
+    return PublicKey.objects.filter(digest=digest, purpose=purpose, retired_at__isnull=True).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
+    )
 
 
 def remembered_target_id(*, purpose: str, key: str) -> int | None:

@@ -122,6 +122,13 @@ def test_every_lookalike_web_service_key_costs_one_query(lookalikes, django_asse
             assert automation_selectors.automation_for_web_service_key(key) is None, name
 
 
+def test_a_web_service_key_found_costs_one_query_with_its_automation(make_automation, django_assert_num_queries):
+    automation = make_automation([])
+    key = keys_of(automation)[Purpose.WEB_SERVICE]
+    with django_assert_num_queries(1):
+        assert automation_selectors.automation_for_web_service_key(key) == automation
+
+
 def test_a_remembered_webhook_key_costs_no_query(make_automation, django_assert_num_queries):
     automation = make_automation([])
     hook = key_in(automation_services.hook_url(automation))
