@@ -1,5 +1,6 @@
 """A PostgreSQL cluster and a Redis server of one run's own, so that stopping them, or filling the database's disk,
-touches no one else's: the fault measurements (benchmarks/faults.py) and the end-to-end outage test use them.
+touches no one else's: the fault measurements (benchmarks/faults.py), the end-to-end outage test and the
+several-machines test's database machine (tests/e2e/machines.py) use them.
 
 The cluster is made with the Debian binaries (/usr/lib/postgresql/N/bin) and run as the postgres user:
 initdb refuses root. Nothing here imports Django.
@@ -92,6 +93,13 @@ class PrivatePostgres:
         self.log = self.folder / "postgres.log"
         self.mounted = _mount_tmpfs(self.disk, disk_mb)
         self.wal_mounted = _mount_tmpfs(self.wal_disk, wal_mb)
+        try:
+            self._make(host, clients, max_connections)
+        except BaseException:
+            self.destroy()  # no mount or folder left behind by a cluster that was never made
+            raise
+
+    def _make(self, host: str, clients: str | None, max_connections: int) -> None:
         user = pwd.getpwnam("postgres")
         for path in (self.folder, self.disk, self.wal_disk):
             os.chown(path, user.pw_uid, user.pw_gid)
@@ -104,8 +112,9 @@ class PrivatePostgres:
             conf.write(
                 f"fsync = off\nfull_page_writes = off\nshared_buffers = 32MB\nmax_connections = {max_connections}\n"
             )
-            # Checkpoints often enough that the WAL stays within a small disk of its own until it is filled.
-            conf.write("max_wal_size = 64MB\nmin_wal_size = 32MB\n")
+            # Checkpoints often enough that the WAL stays within a small disk of its own until it is filled, and
+            # no old segment renamed for reuse: once that disk is full, the next segment needs space it cannot have.
+            conf.write("max_wal_size = 64MB\nmin_wal_size = 32MB\nwal_recycle = off\n")
         if clients:
             with open(self.data / "pg_hba.conf", "a") as hba:
                 hba.write(f"host all all {clients} trust\n")
@@ -149,14 +158,34 @@ class PrivatePostgres:
         self.filler.unlink(missing_ok=True)
 
     def fill_wal(self) -> None:
-        """Take every free byte of the WAL's file system."""
+        """Take every free byte of the WAL's file system, then have PostgreSQL move to its next segment, which it
+        cannot make: without the switch, the segment under way could hold minutes of writes."""
         _fill(self.wal_filler)
+        for _ in range(3):  # a segment made ahead of time (at a checkpoint) takes a switch of its own
+            self.execute("SELECT pg_switch_wal()")
+            time.sleep(0.2)
+
+    def execute(self, sql: str) -> bool:
+        """Run one statement as a client; whether it succeeded (the server may be failing, which is the point)."""
+        command = ["psql", "-h", self.host, "-p", str(self.port), "-U", "postgres", "-d", "postgres", "-qAtc", sql]
+        return subprocess.run(command, capture_output=True, timeout=30).returncode == 0
+
+    def panicked_since(self, offset: int) -> bool:
+        """Whether the server's log has a PANIC after offset (a size of the log read earlier)."""
+        return self.log.exists() and b"PANIC:" in self.log.read_bytes()[offset:]
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size if self.log.exists() else 0
+
+    def stopped(self) -> bool:
+        """Whether no postmaster runs on the data directory (a server restarting after a crash still has one)."""
+        return not (self.data / "postmaster.pid").exists()
 
     def free_wal(self) -> None:
         self.wal_filler.unlink(missing_ok=True)
 
     def destroy(self) -> None:
-        if self.running():
+        if not self.stopped():  # whether or not it answers: a server cut off from its network still runs
             try:
                 self.stop("immediate")
             except subprocess.CalledProcessError:

@@ -1,7 +1,7 @@
 """Faults during a webhook load, measured from outside: what each does to senders, and that nothing is lost.
 
-Run: .venv/bin/python benchmarks/faults.py [--rate 200] [--only NAME ...] [--port 19200]
-(as root: it mounts a tmpfs for the disk-full fault and runs PostgreSQL as the postgres user).
+Run: .venv/bin/python benchmarks/faults.py [--rate 200] [--only NAME ...] [--port 19200] [--disk-mb 256] [--wal-mb 192]
+(as root: it mounts a tmpfs for each disk-full fault and runs PostgreSQL as the postgres user).
 
 It starts a PostgreSQL cluster and a redis-server of its own (benchmarks/clusters.py), so that
 stopping them touches no one else's, migrates, and runs the service as the Procfile does: a web
@@ -279,13 +279,18 @@ class Faults:
 
     def fault_wal_full(self) -> str:
         """The operator's part after a WAL disk full: space freed, then PostgreSQL started if it stopped."""
+        log = self.postgres.log_size()
         self.postgres.fill_wal()
         time.sleep(15)
         self.postgres.free_wal()
+        panicked = self.postgres.panicked_since(log)
+        if not panicked:
+            return "no PANIC: PostgreSQL never needed a new WAL segment while the disk was full"
+        wait(lambda: self.postgres.stopped() or self.postgres.running(), 60, "PostgreSQL to stop or answer")
         if self.postgres.running():
-            return "PostgreSQL kept running"
+            return "PostgreSQL PANICked and recovered by itself"
         self.postgres.start()
-        return "PostgreSQL stopped itself (PANIC); started again once the space was freed"
+        return "PostgreSQL PANICked and stopped itself; started again once the space was freed"
 
     async def measure(self, name: str) -> dict:
         """The fault under load: load before, the fault, load until answers are 200s again, then the checks."""
@@ -313,7 +318,10 @@ class Faults:
                 break
         stop.set()
         await asyncio.gather(*tasks)
-        return {**self.check(name, hooks_load, web_load, waits, began, ended, logs), "note": note}
+        result = {**self.check(name, hooks_load, web_load, waits, began, ended, logs), "note": note}
+        if note and note.startswith("no PANIC"):
+            result["broken"].append("the fault did not happen: " + note)
+        return result
 
     def check(self, name, hooks_load, web_load, waits, began, ended, logs) -> dict:
         answers = hooks_load.answers
@@ -476,7 +484,7 @@ def main() -> None:
     parser.add_argument("--wal-mb", type=int, default=192, help="the tmpfs of the database's WAL; 0: no wal-full")
     args = parser.parse_args()
     if os.geteuid() != 0:
-        sys.exit("run as root: the cluster runs as the postgres user, and the disk-full fault mounts a tmpfs")
+        sys.exit("run as root: the cluster runs as the postgres user; disk-full and wal-full mount a tmpfs each")
     sys.exit(asyncio.run(main_async(args)))
 
 

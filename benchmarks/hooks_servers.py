@@ -24,7 +24,7 @@ import time
 import urllib.request
 
 from common import PYTHON, ROOT, bench_env, prepare, start_gunicorn, wrk
-from webhooks import COUNT, SETUP
+from webhooks import COUNT, SETUP, SIGNING_SECRET
 
 PORT = 8952
 APP = "benchmarks.baselines_wsgi:asgi_application"
@@ -71,7 +71,7 @@ def main() -> None:
     args = parser.parse_args()
 
     env = bench_env(args.database, PORT, args.redis_db)
-    key = prepare(env, SETUP).split()[0]
+    key = prepare(env, SETUP.replace("SIGNING_SECRET", repr(SIGNING_SECRET))).split()[0]
     processes = [start_gunicorn(env, PORT)]
     cases = {"empty Django view, web process": (f"http://{HOST}/healthz", None)}
     try:

@@ -122,11 +122,19 @@ def test_every_lookalike_web_service_key_costs_one_query(lookalikes, django_asse
             assert automation_selectors.automation_for_web_service_key(key) is None, name
 
 
-def test_a_web_service_key_found_costs_one_query_with_its_automation(make_automation, django_assert_num_queries):
-    automation = make_automation([])
+def test_a_web_service_call_reads_its_automation_in_the_one_statement_every_lookalike_sends(
+    make_automation, lookalikes
+):
+    automation = make_automation([], name="hit")
     key = keys_of(automation)[Purpose.WEB_SERVICE]
-    with django_assert_num_queries(1):
+    with CaptureQueriesContext(connection) as hit:
         assert automation_selectors.automation_for_web_service_key(key) == automation
+    assert len(hit.captured_queries) == 1
+    expected = statements(hit.captured_queries, key)
+    for name, lookalike in lookalikes(Purpose.WEB_SERVICE).items():
+        with CaptureQueriesContext(connection) as miss:
+            assert automation_selectors.automation_for_web_service_key(lookalike) is None, name
+        assert statements(miss.captured_queries, lookalike) == expected, name
 
 
 def test_a_remembered_webhook_key_costs_no_query(make_automation, django_assert_num_queries):
