@@ -17,7 +17,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from automations import engine, requested_path, runs, selectors
@@ -84,17 +84,22 @@ def call(automation: Automation, incoming: Incoming, *, key: str = "") -> Reply:
 
     key: the URL's key, which steps that send trigger.path out get back in it (automations/requested_path.py).
     """
+    claim = uuid.uuid4()
     try:
-        automation_services.count_web_service_call(owner_id=automation.owner_id)
+        run = _counted_start(automation, incoming, key, claim)
     except QuotaExceeded:
         raise WebServiceOverQuota(retry_after=seconds_to_next_month(timezone.now())) from None
+    except IntegrityError:
+        if Automation.objects.filter(pk=automation.pk).exists():
+            raise
+        raise WebServiceNotFound() from None  # deleted since it was found: its run's foreign key was refused
     try:
-        return _run(automation, incoming, key)
+        return _advance(run, claim)
     except Exception as error:
         # A fault of ours (the database gone mid-call, a bug): the caller gets a 500 and keeps the call.
         automation_services.uncount_web_service_call(owner_id=automation.owner_id)
         if isinstance(error, IntegrityError) and not Automation.objects.filter(pk=automation.pk).exists():
-            raise WebServiceNotFound() from None  # deleted mid-call: its run's foreign key was refused
+            raise WebServiceNotFound() from None  # deleted mid-call
         raise
 
 
@@ -104,7 +109,9 @@ def seconds_to_next_month(now: datetime) -> int:
     return math.ceil(((month + timedelta(days=32)).replace(day=1) - now).total_seconds())
 
 
-def _run(automation, incoming: Incoming, key: str) -> Reply:
+def _counted_start(automation: Automation, incoming: Incoming, key: str, claim: uuid.UUID) -> Run:
+    """The call counted and its run started in one transaction: one commit for both before any step runs, and a
+    run that cannot start (its automation deleted since it was found) counts nothing."""
     trigger_key_id = None
     if key and requested_path.wanted(automation.definition):
         trigger_key_id = key_selectors.live_key_id_for_key(purpose=PublicKey.Purpose.WEB_SERVICE, key=key)
@@ -114,14 +121,18 @@ def _run(automation, incoming: Incoming, key: str) -> Reply:
         query_string=incoming.query_string,
         path=redact(incoming.path),
     )
-    claim = uuid.uuid4()
-    run = runs.start(
-        automation=automation,
-        trigger=trigger,
-        source=Run.Source.WEB_SERVICE,
-        claim=claim,
-        trigger_key_id=trigger_key_id,
-    )
+    with transaction.atomic():
+        automation_services.count_web_service_call(owner_id=automation.owner_id)
+        return runs.start(
+            automation=automation,
+            trigger=trigger,
+            source=Run.Source.WEB_SERVICE,
+            claim=claim,
+            trigger_key_id=trigger_key_id,
+        )
+
+
+def _advance(run: Run, claim: uuid.UUID) -> Reply:
     deadline = time.monotonic() + settings.WEB_SERVICE_TIMEOUT_SECONDS
     try:
         response = engine.advance(run, deadline=deadline)
