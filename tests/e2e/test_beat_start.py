@@ -16,6 +16,7 @@ def test_beat_starts_and_keeps_sending_on_a_fresh_deploy(tmp_path):
         **Stack(tmp_path).env,
         "FLOWGATE_VAR_DIR": str(var),
         "DELIVERY_SWEEP_SECONDS": "1",
+        "RUN_SWEEP_SECONDS": "1",  # sent twice within seconds, not the default's 15 s apart
         "LOG_LEVEL": "INFO",
     }
     log_path = tmp_path / "beat.log"
