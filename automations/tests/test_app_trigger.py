@@ -7,19 +7,9 @@ from automations.definition import InvalidDefinition
 from automations.triggers import TriggerRefused, app_trigger
 from conftest import app_doc
 from connections import services as connection_services
+from hooks.tests.app_triggers import app_trigger as trigger_doc
 
 pytestmark = pytest.mark.django_db
-
-
-def _trigger(mode: str, key: str = "new_thing") -> dict:
-    return {
-        "key": key,
-        "name": key.replace("_", " ").title(),
-        "description": "When a thing appears.",
-        "endpoint": "https://internal.example/hooks",
-        "http_method": "POST",
-        "delivery_mode": mode,
-    }
 
 
 @pytest.fixture
@@ -30,7 +20,11 @@ def crm(make_catalog):
         app_doc(
             "acorn-crm",
             auth_type="none",
-            triggers=[_trigger("manual"), _trigger("", key="polled_thing"), _trigger("per_connection", key="new_lead")],
+            triggers=[
+                trigger_doc("new_thing", "manual"),
+                trigger_doc("polled_thing", ""),
+                trigger_doc("new_lead", "per_connection"),
+            ],
         ),
         app_doc("birch-mail", auth_type="none"),
     )
