@@ -84,8 +84,10 @@ run: export SIGNUP_OPEN ?= 1
 run: export BASE_URL ?= http://$(WEB_BIND)
 # Webhook and web service URLs are served by the hooks process (config/asgi.py), as in production.
 run: export HOOKS_URL ?= http://$(HOOKS_BIND)
-# A line each process prints once it is up: the banner waits for all four (edge/procfile.py).
-READY := --ready 'web=Booting worker' --ready 'hooks=Application startup complete' \
+# A line each process prints once it is up, from each of a gunicorn master's WEB_CONCURRENCY workers: the banner
+# waits for all of them (edge/procfile.py).
+WORKERS = $(or $(WEB_CONCURRENCY),2)
+READY = --ready 'web*$(WORKERS)=Booting worker' --ready 'hooks*$(WORKERS)=Application startup complete' \
   --ready 'worker=celery@\S+ ready' --ready 'beat=beat: schedule ready'
 # A second make run stops before it migrates when WEB_BIND or HOOKS_BIND is taken (edge/binds.py).
 # The demo automations' URLs and the closing banner (with the admin's password, the first time) are

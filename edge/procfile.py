@@ -1,11 +1,12 @@
 """`make run`'s process manager: every line of the Procfile, their output on one screen, stopped together.
 
-Run: python -m edge.procfile [--ready NAME=PATTERN ...] [--under-make] [Procfile]. Ctrl-C (SIGINT) or
+Run: python -m edge.procfile [--ready NAME[*N]=PATTERN ...] [--under-make] [Procfile]. Ctrl-C (SIGINT) or
 SIGTERM stops every process and exits 0 once all have stopped; a second Ctrl-C kills what is left at once.
 When one process ends by itself, or one had to be killed, the others are stopped and the exit status is 1.
 
 PROCFILE_BANNER, when set, is printed once every process is up: a process given `--ready NAME=PATTERN` is up
-once it has printed a line PATTERN matches (a regular expression), any other at once; should one never
+once it has printed a line PATTERN matches (a regular expression), N such lines with `NAME*N=PATTERN` (one
+per worker process of a gunicorn master), any other at once; should one never
 print it, the banner comes BANNER_SECONDS after the start. The processes do not inherit the variable.
 
 --under-make: GNU make runs this manager as its recipe's command (`make run`). Ctrl-C reaches the whole
@@ -47,6 +48,7 @@ class Process:
     name: str
     command: str
     ready: re.Pattern | None = None  # a line that shows the process is up
+    ready_lines: int = 1  # how many such lines: one per worker process of a master
     up: bool = False
     popen: subprocess.Popen | None = None
     reader: threading.Thread | None = field(default=None, repr=False)
@@ -154,8 +156,10 @@ class Manager:
             line = raw.decode("utf-8", "replace").rstrip("\n")
             self.say(process.name, line)
             if not process.up and process.ready.search(line):
-                process.up = True
-                self.show_banner()
+                process.ready_lines -= 1
+                if process.ready_lines <= 0:
+                    process.up = True
+                    self.show_banner()
         process.popen.wait()
         with self.changed:
             self.changed.notify_all()
@@ -226,7 +230,7 @@ def _signal(pid: int, signum: int, *, group: bool) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m edge.procfile")
     parser.add_argument("procfile", nargs="?", default="Procfile")
-    parser.add_argument("--ready", action="append", default=[], metavar="NAME=PATTERN")
+    parser.add_argument("--ready", action="append", default=[], metavar="NAME[*N]=PATTERN")
     parser.add_argument("--under-make", action="store_true")
     options = parser.parse_args(argv)
     processes = read_procfile(options.procfile)
@@ -235,9 +239,11 @@ def main(argv: list[str]) -> int:
     by_name = {process.name: process for process in processes}
     for ready in options.ready:
         name, _, pattern = ready.partition("=")
-        if name not in by_name or not pattern:
-            raise SystemExit(f"--ready {ready}: expected NAME=PATTERN, NAME one of {', '.join(by_name)}")
+        name, star, count = name.partition("*")
+        if name not in by_name or not pattern or (star and not (count.isdigit() and int(count) > 0)):
+            raise SystemExit(f"--ready {ready}: expected NAME[*N]=PATTERN, NAME one of {', '.join(by_name)}")
         by_name[name].ready = re.compile(pattern)
+        by_name[name].ready_lines = int(count or 1)
     stop_seconds = env_int("PROCFILE_STOP_SECONDS", 30, minimum=1)
     banner = os.environ.pop("PROCFILE_BANNER", "")
     make = Make() if options.under_make else None

@@ -158,6 +158,38 @@ def test_the_banner_comes_once_every_process_printed_its_ready_line(tmp_path):
     assert "Visit the service" not in rest
 
 
+TWO_WORKERS = (
+    "import signal, time; print('listening 1', flush=True); time.sleep(1); print('listening 2', flush=True); "
+    "signal.pause()"
+)
+
+
+def test_the_banner_waits_for_the_ready_line_of_every_worker_when_asked_for_n(tmp_path):
+    (tmp_path / "master.py").write_text(TWO_WORKERS)
+    (tmp_path / "Procfile").write_text(f"master: {sys.executable} {tmp_path / 'master.py'}\n")
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "edge.procfile", "--ready", "master*2=^listening", str(tmp_path / "Procfile")],
+        cwd=ROOT,
+        env={**os.environ, "PROCFILE_BANNER": "Ctrl-C stops it\n"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    output = _read_until(runner, 1, "Ctrl-C stops it")
+    runner.send_signal(signal.SIGINT)
+    _finish(runner)
+    assert output.index("| listening 2") < output.index("\nCtrl-C stops it\n")
+
+
+def test_a_ready_count_that_is_no_number_is_refused():
+    for spec in ("web*0=x", "web*two=x", "web*=x"):  # web is a line of the Procfile: only the count is wrong
+        result = subprocess.run(
+            [sys.executable, "-m", "edge.procfile", "--ready", spec, "Procfile"], cwd=ROOT, capture_output=True
+        )
+        assert result.returncode != 0 and b"expected NAME[*N]=PATTERN" in result.stderr, spec
+
+
 def test_a_sigint_sent_to_make_alone_stops_every_process(tmp_path):
     """As an IDE stops what it started: make, sent SIGINT, tells its children nothing and waits for them."""
     (tmp_path / "pool.py").write_text(WITH_A_CHILD)
