@@ -135,21 +135,26 @@ PRINTS_ITS_ENVIRONMENT = (
 )
 
 
+def _with_banner(tmp_path, ready: str, banner: str) -> subprocess.Popen:
+    """The manager running tmp_path's Procfile with one --ready line and PROCFILE_BANNER set."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "edge.procfile", "--ready", ready, str(tmp_path / "Procfile")],
+        cwd=ROOT,
+        env={**os.environ, "PROCFILE_BANNER": banner},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def test_the_banner_comes_once_every_process_printed_its_ready_line(tmp_path):
     (tmp_path / "slow.py").write_text(SAYS_LATER)
     (tmp_path / "env.py").write_text(PRINTS_ITS_ENVIRONMENT)
     (tmp_path / "Procfile").write_text(
         f"slow: {sys.executable} {tmp_path / 'slow.py'}\nenv: {sys.executable} {tmp_path / 'env.py'}\n"
     )
-    runner = subprocess.Popen(
-        [sys.executable, "-m", "edge.procfile", "--ready", "slow=^listen", str(tmp_path / "Procfile")],
-        cwd=ROOT,
-        env={**os.environ, "PROCFILE_BANNER": "Visit the service\nCtrl-C stops it\n"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    runner = _with_banner(tmp_path, "slow=^listen", "Visit the service\nCtrl-C stops it\n")
     output = _read_until(runner, 1, "Ctrl-C stops it")
     runner.send_signal(signal.SIGINT)
     _, rest = _finish(runner)
@@ -167,15 +172,7 @@ TWO_WORKERS = (
 def test_the_banner_waits_for_the_ready_line_of_every_worker_when_asked_for_n(tmp_path):
     (tmp_path / "master.py").write_text(TWO_WORKERS)
     (tmp_path / "Procfile").write_text(f"master: {sys.executable} {tmp_path / 'master.py'}\n")
-    runner = subprocess.Popen(
-        [sys.executable, "-m", "edge.procfile", "--ready", "master*2=^listening", str(tmp_path / "Procfile")],
-        cwd=ROOT,
-        env={**os.environ, "PROCFILE_BANNER": "Ctrl-C stops it\n"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    runner = _with_banner(tmp_path, "master*2=^listening", "Ctrl-C stops it\n")
     output = _read_until(runner, 1, "Ctrl-C stops it")
     runner.send_signal(signal.SIGINT)
     _finish(runner)
