@@ -106,9 +106,7 @@ def test_ctrl_c_stops_make_run_quietly_and_every_process_cleanly(tmp_path):
         process.wait(timeout=120)
         stopping = "".join(iter(lines.get, ""))
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        _stop_left_running(process)
     # make ends as any command Ctrl-C interrupts (the shell shows status 130), with nothing of its own to say.
     assert process.returncode == -signal.SIGINT, started + stopping
     for noise in ("Error", "ERROR", "SIGKILL", "Traceback", "still running", "Interrupt"):
@@ -128,6 +126,19 @@ def test_a_second_make_run_stops_before_it_migrates_and_names_the_bind_in_use(tm
     assert f"127.0.0.1:{port} is in use ({name}): another make run? Stop it" in result.stderr
     assert f"make run {name}=127.0.0.1:{port + 100}" in result.stderr
     assert "migrate" not in result.stdout + result.stderr
+
+
+def _stop_left_running(process: subprocess.Popen) -> None:
+    """After a failed check: SIGTERM first, so the process manager stops the processes it started each in a session
+    of its own (a SIGKILL of make's group alone left them running), then SIGKILL whatever is left of the group."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def _start_make_run(tmp_path) -> tuple[subprocess.Popen, queue.Queue]:
@@ -232,9 +243,7 @@ def test_the_banner_comes_after_start_up_and_a_signal_sent_to_make_alone_stops_e
         process.wait(timeout=120)
         stopping = "".join(iter(lines.get, ""))
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        _stop_left_running(process)
     # make passes SIGTERM on to the process manager; SIGINT it keeps, and the manager sees make stopping.
     heard = "SIGTERM received" if signum == signal.SIGTERM else "SIGINT sent to make"
     assert f"{heard}: stopping every process" in stopping, stopping
