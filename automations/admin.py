@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from automations import definition as definitions
-from automations import json_fields, references, services, triggers
+from automations import json_fields, lookup_tables, references, services, triggers
 from automations.exceptions import NotOff
 from automations.json_fields import StoredJSONField
 from automations.models import Automation, LookupRow, Run, empty_definition
@@ -356,3 +356,25 @@ class LookupRowAdmin(admin.ModelAdmin):
     list_display = ("id", "table", "owner", "automation", "updated_at")
     list_filter = ("table",)
     search_fields = ("table", "owner__username")
+
+    # Rows added, moved or deleted here are counted anew in their tables (automations/lookup_tables.py), in the
+    # transaction admin saves or deletes them in.
+    TABLE = ("owner_id", "automation_id", "table")
+
+    def save_model(self, request, obj, form, change):
+        before = set(LookupRow.objects.filter(pk=obj.pk).values_list(*self.TABLE)) if change else set()
+        super().save_model(request, obj, form, change)
+        self._recount(before | {tuple(getattr(obj, name) for name in self.TABLE)})
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        self._recount({tuple(getattr(obj, name) for name in self.TABLE)})
+
+    def delete_queryset(self, request, queryset):
+        tables = set(queryset.order_by().values_list(*self.TABLE).distinct())
+        super().delete_queryset(request, queryset)
+        self._recount(tables)
+
+    def _recount(self, tables) -> None:
+        for owner_id, automation_id, table in sorted(tables, key=str):
+            lookup_tables.recount(owner_id=owner_id, automation_id=automation_id, table=table)

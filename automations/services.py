@@ -10,7 +10,7 @@ from django.utils import timezone
 from automations import definition as definitions
 from automations import deletion, references, runs, signals, triggers
 from automations.exceptions import NotOff, QuotaExceeded
-from automations.models import Automation, LookupRow, Run, WebServiceUsage
+from automations.models import Automation, LookupRow, LookupTable, Run, WebServiceUsage
 from automations.triggers import TriggerRefused
 from publickeys import selectors as key_selectors
 from publickeys import services as key_services
@@ -155,6 +155,7 @@ def reset(*, automation: Automation) -> None:
     automation.reset_after_run = Run.objects.aggregate(last=Max("pk"))["last"] or 0
     automation.save(update_fields=["trigger_state", "reset_after_run", "updated_at"])
     LookupRow.objects.filter(automation=automation).delete()
+    LookupTable.objects.filter(automation=automation).delete()
     runs.end_waiting(automation_id=automation.pk, reason=ENDED_BY_RESET)
     signals.send_on_commit(signals.reset, automation)
 

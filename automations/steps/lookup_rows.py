@@ -8,11 +8,12 @@ rows whose fields equal the given values.
 
 from django.db import transaction
 
+from automations import lookup_tables
 from automations.models import LookupRow
 from automations.steps import StepFailed
 
 KIND = "lookup_rows"
-MAX_ROWS = 1000
+MAX_READ = 1000  # rows a step reads or updates at once
 
 _FIELDS = {"type": "object", "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"}}
 SCHEMA = {
@@ -32,39 +33,43 @@ SCHEMA = {
 }
 
 
-def _rows(settings: dict, context):
+def _table(settings: dict, context) -> dict:
+    """The table the step names, as the fields that pick its rows and its count."""
     automation = context.automation
-    scope = automation if settings.get("scope", "automation") == "automation" else None
-    rows = LookupRow.objects.filter(owner_id=automation.owner_id, table=settings["table"], automation=scope)
-    for name, value in (settings.get("match") or {}).items():
-        rows = rows.filter(**{f"data__{name}": value})
-    return rows, scope
+    scoped = settings.get("scope", "automation") == "automation"
+    return {
+        "owner_id": automation.owner_id,
+        "automation_id": automation.pk if scoped else None,
+        "table": settings["table"],
+    }
 
 
 @transaction.atomic
 def run(settings: dict, context) -> dict:
-    rows, scope = _rows(settings, context)
+    table = _table(settings, context)
+    rows = LookupRow.objects.filter(**table)
+    for name, value in (settings.get("match") or {}).items():
+        rows = rows.filter(**{f"data__{name}": value})
     action = settings["action"]
     if action == "find":
-        found = [row.data for row in rows[:MAX_ROWS]]
+        found = [row.data for row in rows[:MAX_READ]]
         return {"rows": found, "count": len(found), "first": found[0] if found else None}
     if action == "delete":
         deleted, _ = rows.delete()
+        lookup_tables.removed(**table, rows=deleted)
         return {"deleted": deleted}
     values = settings["values"]
     if action in ("update", "upsert"):
-        matched = list(rows.select_for_update()[:MAX_ROWS])
+        matched = list(rows.select_for_update()[:MAX_READ])
         for row in matched:
             row.data = {**row.data, **values}
             row.save(update_fields=["data", "updated_at"])
         if matched or action == "update":
             return {"updated": len(matched), "rows": [row.data for row in matched]}
         values = {**settings["match"], **values}
-    automation = context.automation
-    if (
-        LookupRow.objects.filter(owner_id=automation.owner_id, table=settings["table"], automation=scope).count()
-        >= 100_000
-    ):
-        raise StepFailed(f"table {settings['table']!r} is full (100,000 rows)")
-    row = LookupRow.objects.create(owner_id=automation.owner_id, automation=scope, table=settings["table"], data=values)
+    try:
+        lookup_tables.make_room(**table)
+    except lookup_tables.Full as full:
+        raise StepFailed(str(full)) from None
+    row = LookupRow.objects.create(**table, data=values)
     return {"added": 1, "row": row.data}

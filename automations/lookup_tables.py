@@ -1,0 +1,59 @@
+"""A lookup table's count of rows, and its cap.
+
+A table holds at most MAX_ROWS rows (docs/automations.md). Counting them on
+every add cost time in proportion to the table (46 ms at the cap, in
+benchmarks/soak.py's hour), and two adds counting together could both pass
+it. Instead each table has one LookupTable row whose count an add raises
+with one conditional UPDATE: under PostgreSQL's row lock a second add waits
+for the first and sees its count, so the cap is exact, and the cost is the
+same at any size. Every path that adds or removes rows keeps the count:
+the step (automations/steps/lookup_rows.py), Processing > Reset, admin
+(recount), and deleting an automation or an account (cascades).
+"""
+
+from django.db import transaction
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
+
+from automations.models import LookupRow, LookupTable
+
+MAX_ROWS = 100_000
+
+
+class Full(Exception):
+    """The table holds MAX_ROWS rows already."""
+
+
+def _count(*, owner_id: int, automation_id: int | None, table: str):
+    """The table's count row, made on its first add (counting what rows it may hold already: admin can add some)."""
+    rows = LookupRow.objects.filter(owner_id=owner_id, automation_id=automation_id, table=table)
+    count, _ = LookupTable.objects.get_or_create(
+        owner_id=owner_id, automation_id=automation_id, table=table, defaults={"rows": rows.count}
+    )
+    return LookupTable.objects.filter(pk=count.pk)
+
+
+def make_room(*, owner_id: int, automation_id: int | None, table: str) -> None:
+    """Count one more row in the table, in the caller's transaction, before it adds the row. Raises Full."""
+    if (
+        not _count(owner_id=owner_id, automation_id=automation_id, table=table)
+        .filter(rows__lt=MAX_ROWS)
+        .update(rows=F("rows") + 1)
+    ):
+        raise Full(f"table {table!r} is full ({MAX_ROWS:,} rows)")
+
+
+def removed(*, owner_id: int, automation_id: int | None, table: str, rows: int) -> None:
+    """Count rows the caller deleted from the table, in its transaction."""
+    if rows:
+        LookupTable.objects.filter(owner_id=owner_id, automation_id=automation_id, table=table).update(
+            rows=Greatest(F("rows") - rows, Value(0))
+        )
+
+
+@transaction.atomic
+def recount(*, owner_id: int, automation_id: int | None, table: str) -> None:
+    """Count the table's rows anew: after admin added or deleted some, which the step's own counting did not see."""
+    count = _count(owner_id=owner_id, automation_id=automation_id, table=table).select_for_update()
+    list(count)  # held: an add waits, then counts from what this writes
+    count.update(rows=LookupRow.objects.filter(owner_id=owner_id, automation_id=automation_id, table=table).count())
