@@ -29,7 +29,7 @@ PORT = 8934
 # the deepest frame that belongs to any part, so a psycopg frame under the writer's commit is the commit's.
 PARTS = [
     ("the broker message (Celery, kombu, redis-py)", ("_publish (", "/kombu/", "/celery/", "/redis/")),
-    ("the writer: INSERT and COMMIT (psycopg)", ("hooks/statements.py", "/psycopg/", "_commit (")),
+    ("the writer: INSERT and COMMIT (psycopg)", ("hooks/statements.py", "hooks/loop_connection.py", "/psycopg/")),
     ("the writer: gathering rows on the loop", ("hooks/intake.py",)),
     ("key lookup (hooks/selectors.py, verification)", ("hooks/selectors.py", "hooks/verification.py")),
     ("the body read (edge/bodies.py)", ("edge/bodies.py",)),

@@ -20,6 +20,7 @@ from connections.models import Connection
 from edge import process_cache
 from edge.outages import Outage
 from hooks import statements, tasks
+from hooks.loop_connection import LoopConnection
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +91,10 @@ def _target_exists(row: Accepted) -> bool:
 
 
 class Writer:
-    """Commits the rows of one event loop's requests (a hooks process has one) in groups, on a thread and connection
-    of its own: while one group commits, the next gathers on the loop. Their runs are queued after a quiet spell at
+    """Commits the rows of one event loop's requests (a hooks process has one) in groups, on a connection of its
+    own: while one group commits, the next gathers on the loop. On PostgreSQL the loop sends each group's INSERT
+    and reads its answer itself (hooks/loop_connection.py); the writer's thread connects, retries the rows of a
+    failed group one by one, queues runs, and, on SQLite, commits. Their runs are queued after a quiet spell at
     once, then in at most one message per COALESCE_SECONDS unless DISPATCH_CHUNK ids are ready first.
     """
 
@@ -102,6 +105,7 @@ class Writer:
         self.sent_at = float("-inf")
         self.task: asyncio.Task | None = None  # commits while rows wait, then sends what is due
         self.arrived: asyncio.Future | None = None  # set by a row that arrives while the task waits out the window
+        self.on_loop = LoopConnection()
 
     async def store(self, row: Accepted) -> None:
         """Return once the row is committed with those gathered beside it; raises as store() does."""
@@ -130,7 +134,7 @@ class Writer:
             if self.waiting:
                 batch, self.waiting = self.waiting[:MAX_BATCH], self.waiting[MAX_BATCH:]
                 try:  # a loop stopped meanwhile leaves a batch committed and unqueued: the sweeper queues it
-                    errors = await loop.run_in_executor(self.thread, _commit, [row for row, _ in batch])
+                    errors = await self._commit([row for row, _ in batch])
                 except RuntimeError as refused:  # the executor took no job: nothing was committed
                     errors = [refused] * len(batch)
                 for (row, done), error in zip(batch, errors, strict=True):
@@ -145,24 +149,37 @@ class Writer:
                 self.arrived = loop.create_future()
                 await asyncio.wait([self.arrived], timeout=due_in)
 
+    async def _commit(self, rows: list[Accepted]) -> list[Exception | None]:
+        """Commit the rows together, or each alone if that fails, so that only a faulty row fails: for each, None
+        once it is known to be committed, or the error that kept it out."""
+        try:
+            await self._insert(rows)
+        except Exception:  # a database error, or a value that could not even be sent
+            return await asyncio.get_running_loop().run_in_executor(self.thread, _each_alone, rows)
+        return [None if row.pk is not None else Replayed() for row in rows]
+
+    async def _insert(self, rows: list[Accepted]) -> None:
+        """statements.insert_deliveries: on PostgreSQL on the loop's own connection (hooks/loop_connection.py), on
+        SQLite on the thread's."""
+        if connection.vendor == "postgresql":
+            await self.on_loop.insert(rows, self.thread)
+        else:
+            await asyncio.get_running_loop().run_in_executor(self.thread, statements.insert_deliveries, rows)
+
     def stop(self) -> None:
         """Queue what is committed and close the thread's connection (no test database outlives it): on the event
         loop, or with none running."""
         # The next store starts afresh; rows a closed loop left waiting have nobody to tell they are stored.
         ids, self.unsent, self.sent_at, self.waiting = self.unsent, [], float("-inf"), []
         wait([self.thread.submit(_publish, ids), self.thread.submit(connections.close_all)], timeout=10)
+        self.on_loop.close()
 
 
-def _commit(rows: list[Accepted]) -> list[Exception | None]:
-    """Commit the rows together, or each alone if that fails, so that only a faulty row fails: for each, None once
-    it is known to be committed, or the error that kept it out."""
-    try:
-        statements.insert_deliveries(rows)
-        return [None if row.pk is not None else Replayed() for row in rows]
-    except Exception:  # a database error, or a value that could not even be sent
-        if connection.connection is not None and not connection.is_usable():
-            connection.close()  # a broken connection is replaced for the retries, not reused
-        return [_insert_failure(row) for row in rows]
+def _each_alone(rows: list[Accepted]) -> list[Exception | None]:
+    """The rows of a batch that failed, each inserted alone on the thread's connection."""
+    if connection.connection is not None and not connection.is_usable():
+        connection.close()  # a broken connection is replaced for the retries, not reused
+    return [_insert_failure(row) for row in rows]
 
 
 def _insert_failure(row: Accepted) -> Exception | None:

@@ -153,11 +153,7 @@ def insert_deliveries(rows: list) -> None:
         for row in rows:
             row.pk = ids.get(fields[1].get_db_prep_save(row.public_id, connection))
         return
-    values = [
-        None if (value := getattr(row, field.attname)) is None else _WIRE[field.get_internal_type()][1](value)
-        for row in rows
-        for field in fields
-    ]
+    values = wire_values(rows, fields)
     formats = [_BINARY] * len(values)
     connection.ensure_connection()
     pgconn = connection.connection.pgconn
@@ -170,12 +166,30 @@ def insert_deliveries(rows: list) -> None:
         else:
             sql = _insert_sql(len(rows), postgresql=True, signed=signed, routed=routed).encode()
             result = _checked(pgconn, pgconn.exec_params(sql, values, None, formats, _BINARY))
+    set_ids(rows, result)
+
+
+def wire_values(rows: list, fields: list) -> list:
+    """The rows' values for libpq, each in PostgreSQL's binary form."""
+    return [
+        None if (value := getattr(row, field.attname)) is None else _WIRE[field.get_internal_type()][1](value)
+        for row in rows
+        for field in fields
+    ]
+
+
+def set_ids(rows: list, result) -> None:
+    """Each row's pk from the INSERT's RETURNING; None for a replay the statement skipped."""
     ids = {
         result.get_value(n, 1): int.from_bytes(result.get_value(n, 0), "big", signed=True)
         for n in range(result.ntuples)
     }
     for row in rows:
         row.pk = ids.get(row.public_id.bytes)
+
+
+def prepared_name(rows: int, signed: bool, routed: bool) -> bytes:
+    return b"flowgate_insert_%s%sdeliveries_%d" % (b"signed_" if signed else b"", b"routed_" if routed else b"", rows)
 
 
 @functools.cache
@@ -233,7 +247,7 @@ def _prepared(pgconn: pq.abc.PGconn, rows: int, signed: bool, routed: bool = Fal
     here = _prepared_here
     if here.pgconn is not pgconn:
         here.pgconn, here.sizes = pgconn, set()
-    name = b"flowgate_insert_%s%sdeliveries_%d" % (b"signed_" if signed else b"", b"routed_" if routed else b"", rows)
+    name = prepared_name(rows, signed, routed)
     if (rows, signed, routed) not in here.sizes:
         sql = _insert_sql(rows, postgresql=True, signed=signed, routed=routed)
         _checked(pgconn, pgconn.prepare(name, sql.encode()))

@@ -15,6 +15,7 @@ import pytest
 from edge.bodies import BodyIncomplete, BodyTimedOut, BodyTooLarge, bounded, read_messages
 from hooks import intake
 from hooks.asgi import _headers
+from hooks.tests.inserts import inserts_through
 
 
 def scope(path="/automation-k", *, method="POST", headers=(), query=b"", root_path=""):
@@ -140,7 +141,7 @@ def test_django_gets_a_body_by_its_deadline_and_never_a_cut_off_one():
 @pytest.fixture
 def no_database(monkeypatch, sent_deliveries):
     """Rows get ids without a database, and no task is queued."""
-    monkeypatch.setattr(intake.statements, "insert_deliveries", lambda rows: [setattr(row, "pk", 1) for row in rows])
+    inserts_through(monkeypatch, lambda rows: [setattr(row, "pk", 1) for row in rows])
 
 
 def a_row():
@@ -150,7 +151,7 @@ def a_row():
 def test_a_request_whose_row_is_not_committed_in_time_gets_an_error_and_the_writer_goes_on(no_database, monkeypatch):
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.05)
     stalled, insert = threading.Event(), intake.statements.insert_deliveries
-    monkeypatch.setattr(intake.statements, "insert_deliveries", lambda rows: stalled.wait(10) and insert(rows))
+    inserts_through(monkeypatch, lambda rows: stalled.wait(10) and insert(rows))
     writer = intake.Writer()
 
     async def late_then_on_time():
@@ -317,7 +318,7 @@ def test_a_request_that_gave_up_before_its_row_joined_a_commit_is_never_stored(m
         for row in rows:
             row.pk = 1
 
-    monkeypatch.setattr(intake.statements, "insert_deliveries", insert)
+    inserts_through(monkeypatch, insert)
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.2)
     writer = intake.Writer()
 
@@ -340,9 +341,7 @@ def test_a_request_that_gave_up_before_its_row_joined_a_commit_is_never_stored(m
 
 def test_a_second_event_loop_is_refused_while_the_first_has_a_commit_under_way(no_database, monkeypatch):
     started, let_go, insert = threading.Event(), threading.Event(), intake.statements.insert_deliveries
-    monkeypatch.setattr(
-        intake.statements, "insert_deliveries", lambda rows: started.set() or let_go.wait(10) and insert(rows)
-    )
+    inserts_through(monkeypatch, lambda rows: started.set() or let_go.wait(10) and insert(rows))
     writer = intake.Writer()
     first_loop = asyncio.new_event_loop()
     first = threading.Thread(target=first_loop.run_until_complete, args=(writer.store(a_row()),))

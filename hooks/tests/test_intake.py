@@ -9,6 +9,7 @@ from django.db import DataError, connection
 from automations import services as automation_services
 from hooks import intake, statements
 from hooks.models import Delivery
+from hooks.tests.inserts import inserts_through
 from tests.e2e.stack import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,7 +72,7 @@ def batches(monkeypatch, sent_deliveries):
             )
         return insert(rows)
 
-    monkeypatch.setattr(statements, "insert_deliveries", held_first)
+    inserts_through(monkeypatch, held_first)
     return sizes
 
 
@@ -123,7 +124,7 @@ def test_a_request_is_never_told_stored_when_the_writer_fails(make_automation, m
     def broken(deliveries):
         raise RuntimeError("a fault nobody planned for")
 
-    monkeypatch.setattr(statements, "insert_deliveries", broken)
+    inserts_through(monkeypatch, broken)
     errors = store_all([delivery_for(automation)])
     assert isinstance(errors[b"0"], RuntimeError)
     assert not Delivery.objects.exists()
@@ -177,7 +178,7 @@ def messages(monkeypatch):
             row.pk = next(ids)
 
     monkeypatch.setattr(tasks.process_deliveries, "apply_async", apply_async)
-    monkeypatch.setattr(statements, "insert_deliveries", insert)
+    inserts_through(monkeypatch, insert)
     return sent, arrived
 
 
@@ -290,7 +291,7 @@ def test_a_value_postgresql_cannot_hold_is_refused_not_cut_short(make_automation
 def test_a_connection_the_server_closed_is_replaced_and_the_delivery_stored(make_automation, sent_deliveries):
     postgresql_only()
     automation = make_automation([])
-    store_all([delivery_for(automation, 1)])  # the writer thread has its connection now
+    store_all([delivery_for(automation, 1)])  # the writer has its connection now
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
@@ -298,8 +299,9 @@ def test_a_connection_the_server_closed_is_replaced_and_the_delivery_stored(make
             ['INSERT INTO "hooks_delivery"%'],
         )
         cursor.execute("SELECT pg_terminate_backend(%s)", [cursor.fetchone()[0]])
-    assert store_all([delivery_for(automation, 2)]) == {}
-    assert sorted(bytes(body) for body in Delivery.objects.values_list("body", flat=True)) == [b"1", b"2"]
+    assert store_all([delivery_for(automation, 2)]) == {}  # the batch failed, and its row was stored alone
+    assert store_all([delivery_for(automation, n) for n in (3, 4)]) == {}  # on a new connection, prepared anew
+    assert sorted(bytes(body) for body in Delivery.objects.values_list("body", flat=True)) == [b"1", b"2", b"3", b"4"]
 
 
 def test_a_broker_out_of_reach_is_logged_once_when_it_goes_and_once_when_it_comes_back(monkeypatch, caplog):
@@ -347,3 +349,19 @@ def test_a_failure_to_queue_that_is_not_the_broker_out_of_reach_keeps_its_traceb
     assert len(caplog.records) == 2
     assert caplog.text.count("Traceback (most recent call last)") == 2
     assert intake.broker.since is None
+
+
+def test_on_postgresql_a_group_commits_on_the_event_loop_while_the_writers_thread_is_busy(
+    make_automation, sent_deliveries, monkeypatch
+):
+    postgresql_only()
+    automation = make_automation([])
+    assert store_all([delivery_for(automation, 0)]) == {}  # connected: connecting is the thread's part
+    monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 5)
+    busy = threading.Event()
+    intake.writer.thread.submit(busy.wait, 30)
+    try:
+        assert store_all([delivery_for(automation, n) for n in (1, 2)]) == {}
+    finally:
+        busy.set()
+    assert Delivery.objects.count() == 3
