@@ -154,6 +154,8 @@ class Writer:
         once it is known to be committed, or the error that kept it out."""
         try:
             await self._insert(rows)
+        except TimeoutError:  # it may still commit: sent again, it would wait as long (its public id stops a copy)
+            return [DatabaseError("the delivery was not committed in time")] * len(rows)
         except Exception:  # a database error, or a value that could not even be sent
             return await asyncio.get_running_loop().run_in_executor(self.thread, _each_alone, rows)
         return [None if row.pk is not None else Replayed() for row in rows]
@@ -162,7 +164,8 @@ class Writer:
         """statements.insert_deliveries: on PostgreSQL on the loop's own connection (hooks/loop_connection.py), on
         SQLite on the thread's."""
         if connection.vendor == "postgresql":
-            await self.on_loop.insert(rows, self.thread)
+            async with asyncio.timeout(COMMIT_WAIT_SECONDS):  # a server gone silent: the connection is dropped
+                await self.on_loop.insert(rows, self.thread)
         else:
             await asyncio.get_running_loop().run_in_executor(self.thread, statements.insert_deliveries, rows)
 

@@ -16,8 +16,6 @@ from psycopg import pq
 
 from hooks import statements
 
-_BINARY = 1
-
 
 class LoopConnection:
     """One libpq connection, used by one event loop, one statement at a time."""
@@ -36,19 +34,19 @@ class LoopConnection:
         try:
             routed = any(row.automation_id is None for row in rows)
             signed = any(row.replay_id is not None for row in rows)
-            values = statements.wire_values(rows, statements._fields(routed))
-            formats = [_BINARY] * len(values)
+            values = statements.wire_values(rows, statements.sent_fields(routed))
+            formats = [statements.BINARY] * len(values)
             if len(rows) <= statements.PREPARED_BATCH:
                 name = statements.prepared_name(len(rows), signed, routed)
                 if name not in self.prepared:
-                    sql = statements._insert_sql(len(rows), postgresql=True, signed=signed, routed=routed)
+                    sql = statements.insert_sql(len(rows), postgresql=True, signed=signed, routed=routed)
                     pgconn.send_prepare(name, sql.encode())
                     await _result(loop, pgconn)
                     self.prepared.add(name)
-                pgconn.send_query_prepared(name, values, formats, _BINARY)
+                pgconn.send_query_prepared(name, values, formats, statements.BINARY)
             else:
-                sql = statements._insert_sql(len(rows), postgresql=True, signed=signed, routed=routed)
-                pgconn.send_query_params(sql.encode(), values, None, formats, _BINARY)
+                sql = statements.insert_sql(len(rows), postgresql=True, signed=signed, routed=routed)
+                pgconn.send_query_params(sql.encode(), values, None, formats, statements.BINARY)
             statements.set_ids(rows, await _result(loop, pgconn))
         except psycopg.Error:
             if pgconn.status != pq.ConnStatus.OK or pgconn.transaction_status != pq.TransactionStatus.IDLE:
@@ -85,7 +83,7 @@ async def _result(loop, pgconn: pq.abc.PGconn) -> pq.abc.PGresult:
             break
         results.append(result)
     for result in results:
-        statements._checked(pgconn, result)
+        statements.checked_result(pgconn, result)
     return results[-1]
 
 

@@ -103,7 +103,7 @@ STARTING = {"status": Delivery.Status.PENDING, "received_at": timezone.now}
 LEFT_TO_THE_TABLE = ("id", "run", "error", "suppressed_by")
 # Batches up to this size use a statement prepared on the connection (one per size); larger ones are rare.
 PREPARED_BATCH = 32
-_BINARY = 1  # libpq's format code: every parameter and result column travels as raw bytes
+BINARY = 1  # libpq's format code: every parameter and result column travels as raw bytes
 # PostgreSQL's type and binary form of each kind of field an accepted request fills.
 _WIRE = {
     "ForeignKey": ("bigint", lambda value: value.to_bytes(8, "big", signed=True)),
@@ -132,7 +132,7 @@ def insert_deliveries(rows: list) -> None:
     Django's cursor, with the values prepared as the ORM prepares them.
     """
     routed = any(row.automation_id is None for row in rows)
-    fields = _fields(routed)
+    fields = sent_fields(routed)
     signed = any(row.replay_id is not None for row in rows)
     if connection.vendor != "postgresql":
         starting = [
@@ -148,24 +148,26 @@ def insert_deliveries(rows: list) -> None:
             + starting
         ]
         with connection.cursor() as cursor:
-            cursor.execute(_insert_sql(len(rows), postgresql=False, signed=signed, routed=routed), values)
+            cursor.execute(insert_sql(len(rows), postgresql=False, signed=signed, routed=routed), values)
             ids = {public_id: pk for pk, public_id in cursor.fetchall()}
         for row in rows:
             row.pk = ids.get(fields[1].get_db_prep_save(row.public_id, connection))
         return
     values = wire_values(rows, fields)
-    formats = [_BINARY] * len(values)
+    formats = [BINARY] * len(values)
     connection.ensure_connection()
     pgconn = connection.connection.pgconn
     with connection.wrap_database_errors:
         if connection.in_atomic_block and pgconn.transaction_status == pq.TransactionStatus.IDLE:
-            _checked(pgconn, pgconn.exec_(b"BEGIN"))  # the atomic block has not sent its BEGIN yet (psycopg waits)
+            checked_result(
+                pgconn, pgconn.exec_(b"BEGIN")
+            )  # the atomic block has not sent its BEGIN yet (psycopg waits)
         if len(rows) <= PREPARED_BATCH:
             prepared = _prepared(pgconn, len(rows), signed, routed)
-            result = _checked(pgconn, pgconn.exec_prepared(prepared, values, formats, _BINARY))
+            result = checked_result(pgconn, pgconn.exec_prepared(prepared, values, formats, BINARY))
         else:
-            sql = _insert_sql(len(rows), postgresql=True, signed=signed, routed=routed).encode()
-            result = _checked(pgconn, pgconn.exec_params(sql, values, None, formats, _BINARY))
+            sql = insert_sql(len(rows), postgresql=True, signed=signed, routed=routed).encode()
+            result = checked_result(pgconn, pgconn.exec_params(sql, values, None, formats, BINARY))
     set_ids(rows, result)
 
 
@@ -189,21 +191,22 @@ def set_ids(rows: list, result) -> None:
 
 
 def prepared_name(rows: int, signed: bool, routed: bool) -> bytes:
+    """The name a connection prepares the INSERT of that many rows under."""
     return b"flowgate_insert_%s%sdeliveries_%d" % (b"signed_" if signed else b"", b"routed_" if routed else b"", rows)
 
 
 @functools.cache
-def _fields(routed: bool) -> list:
+def sent_fields(routed: bool) -> list:
     """The fields a batch sends: every accepted one when a row of it is a connection's or an app's, else not ROUTED."""
     return [Delivery._meta.get_field(name) for name in ACCEPTED if routed or name not in ROUTED]
 
 
 @functools.lru_cache(maxsize=256)
-def _insert_sql(rows: int, *, postgresql: bool, signed: bool = False, routed: bool = False) -> str:
+def insert_sql(rows: int, *, postgresql: bool, signed: bool = False, routed: bool = False) -> str:
     """The INSERT of rows deliveries: libpq's $1::type placeholders and the starting values inline, or Django's %s;
     signed: rows whose replay id an earlier row has are skipped; routed: the ROUTED columns are sent too."""
     quote = connection.ops.quote_name
-    fields = _fields(routed)
+    fields = sent_fields(routed)
     starting = [Delivery._meta.get_field(name) for name in STARTING]
     width = len(fields)
     if postgresql:
@@ -249,13 +252,13 @@ def _prepared(pgconn: pq.abc.PGconn, rows: int, signed: bool, routed: bool = Fal
         here.pgconn, here.sizes = pgconn, set()
     name = prepared_name(rows, signed, routed)
     if (rows, signed, routed) not in here.sizes:
-        sql = _insert_sql(rows, postgresql=True, signed=signed, routed=routed)
-        _checked(pgconn, pgconn.prepare(name, sql.encode()))
+        sql = insert_sql(rows, postgresql=True, signed=signed, routed=routed)
+        checked_result(pgconn, pgconn.prepare(name, sql.encode()))
         here.sizes.add((rows, signed, routed))
     return name
 
 
-def _checked(pgconn: pq.abc.PGconn, result: pq.abc.PGresult) -> pq.abc.PGresult:
+def checked_result(pgconn: pq.abc.PGconn, result: pq.abc.PGresult) -> pq.abc.PGresult:
     """The result, or psycopg's exception for its SQLSTATE, which Django's error wrapper then translates."""
     if result.status in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
         return result

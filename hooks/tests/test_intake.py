@@ -3,6 +3,7 @@
 import asyncio
 import threading
 
+import psycopg
 import pytest
 from django.db import DataError, connection
 
@@ -365,3 +366,28 @@ def test_on_postgresql_a_group_commits_on_the_event_loop_while_the_writers_threa
     finally:
         busy.set()
     assert Delivery.objects.count() == 3
+
+
+def test_a_group_whose_commit_does_not_answer_in_time_is_refused_and_stored_at_most_once(
+    make_automation, sent_deliveries, monkeypatch
+):
+    postgresql_only()
+    automation = make_automation([])
+    assert store_all([delivery_for(automation, 0)]) == {}
+    monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 1)
+    locker = psycopg.connect(**connection.get_connection_params())  # the INSERT waits for its lock
+    locker.execute(f"LOCK TABLE {Delivery._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+
+    async def requests():
+        with pytest.raises(intake.DatabaseError, match="not committed in time"):
+            await intake.writer.store(delivery_for(automation, 1))
+        locker.rollback()  # the INSERT left waiting on the server commits now
+        await asyncio.sleep(0.5)  # time enough for a second copy to be stored, were one ever stored
+        await intake.writer.store(delivery_for(automation, 2))  # on a new connection
+
+    try:
+        asyncio.run(requests())
+    finally:
+        locker.close()
+    wait_until(lambda: Delivery.objects.filter(body=b"1").exists(), 10, 0.05, "the INSERT left on the server")
+    assert sorted(bytes(body) for body in Delivery.objects.values_list("body", flat=True)) == [b"0", b"1", b"2"]
