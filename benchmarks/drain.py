@@ -3,7 +3,7 @@
 Run: .venv/bin/python benchmarks/drain.py [--deliveries 4000] [--rounds 2]
 Each round stores the backlog straight into a fresh PostgreSQL database (the
 same rows the webhook URL stores), queues it as the web processes would (one
-hooks.process_deliveries message per 50 ids), starts a worker of 2 processes
+hooks.process_deliveries message per hooks.intake.DISPATCH_CHUNK ids), starts a worker of 2 processes
 (the Procfile's default) and times it from its start to the last delivery's
 run succeeded. It then checks that every delivery ended done with exactly one
 run, and that every run succeeded.
@@ -88,8 +88,8 @@ def drain_once(deliveries: int, fan_out: int = 0) -> tuple[float, float, float]:
     setup = FAN_OUT_SETUP.replace("AUTOMATIONS", str(fan_out)) if fan_out else SETUP
     ids = [int(pk) for pk in prepare(env, setup.replace("COUNT", str(deliveries))).split()]
     queue = (
-        f"from hooks import tasks; ids = {ids}\n"
-        "for s in range(0, len(ids), 50): tasks.process_deliveries.delay(ids[s:s + 50])"
+        f"from hooks import intake, tasks; ids = {ids}; chunk = intake.DISPATCH_CHUNK\n"
+        "for s in range(0, len(ids), chunk): tasks.process_deliveries.delay(ids[s:s + chunk])"
     )
     manage(env, "shell", "-c", queue)
     started = time.monotonic()

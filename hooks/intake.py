@@ -26,9 +26,11 @@ logger = logging.getLogger(__name__)
 
 MAX_BATCH = 200
 COMMIT_WAIT_SECONDS = 30
-DISPATCH_CHUNK = 50  # ids per hooks.process_deliveries message
-# A message costs about as much CPU as storing ten deliveries. After a quiet spell the first ids leave at once,
-# then at most one message per this window, unless DISPATCH_CHUNK ids are ready first.
+# Ids per hooks.process_deliveries message. A message costs about as much CPU as storing ten deliveries: at 50 ids
+# a message, messages took a sixth of the process's CPU at 32 connections (benchmarks/RESULTS.md, 2026-11-28).
+DISPATCH_CHUNK = 200
+# After a quiet spell the first ids leave at once, then at most one message per this window, unless DISPATCH_CHUNK
+# ids are ready first.
 COALESCE_SECONDS = 0.05
 
 
