@@ -19,7 +19,8 @@ failure of the run (exit 1) when broken:
   service's processes together (a pool process's one-time warm-up is not
   told from a leak in ten minutes).
 Reported: per route, requests, statuses, median and p99, beside the
-same run's empty view (/healthz on the web process). .ci/run runs the
+same run's empty view (/healthz on the web process), and each process's
+RSS every RSS_EVERY minutes (a leak climbs; a warm-up steps once). .ci/run runs the
 ten-minute version at --scale 0.5; the hour is this command with --minutes 60. Latencies
 are reported, never asserted: the machine may be shared.
 """
@@ -40,6 +41,7 @@ from mixed_load import SETUP, TOKEN, Load, counts
 
 PORT = 8960
 RSS_AT = 5  # minutes
+RSS_EVERY = 5  # minutes between readings of the series printed beside the check
 RSS_GROWTH = 0.10
 # Shorter runs compare each service's processes together (a master and its workers or pool): in ten minutes a pool
 # process may first meet a kind of run after the first reading and grow once to its siblings' size (12% and 9%
@@ -128,12 +130,21 @@ def main() -> int:
     early: dict[int, tuple[str, int]] = {}
     late: dict[int, int] = {}
 
+    series: dict[int, list[int | None]] = {}  # each process's RSS every RSS_EVERY minutes from rss_at on
+
     async def sample(total: float) -> None:
         await asyncio.sleep(rss_at)
         for name, process in processes.items():
             for pid, kib in rss_of(tree(process.pid)).items():
-                early[pid] = (name, kib)
-        await asyncio.sleep(total - rss_at)
+                early[pid], series[pid] = (name, kib), [kib]
+        waited = rss_at
+        while waited < total:
+            step = min(RSS_EVERY * 60, total - waited)
+            await asyncio.sleep(step)
+            waited += step
+            readings = rss_of(list(early))
+            for pid in early:
+                series[pid].append(readings.get(pid))
         late.update(rss_of(list(early)))
 
     web, hooks = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{hooks_port}"
@@ -197,6 +208,10 @@ def main() -> int:
         end = late.get(pid)
         growth = f"{(end - kib) / kib:+.1%}" if end else "gone"
         print(f"  {name:<9} {pid:>7} {kib:>9} {end or '-':>9}  {growth}")
+    # A leak climbs from reading to reading; a warm-up steps up once and stays.
+    print(f"RSS (MiB) every {RSS_EVERY} min from {rss_at / 60:.1f} min on:")
+    for pid, (name, _) in sorted(early.items(), key=lambda item: item[1][0]):
+        print(f"  {name:<9} {pid:>7}  " + " ".join(f"{kib / 1024:.0f}" if kib else "-" for kib in series[pid]))
     with open("/proc/loadavg") as loadavg:
         print(f"load average at the end (1, 5, 15 min): {' '.join(loadavg.read().split()[:3])}")
     if problems:
