@@ -4,11 +4,13 @@ A table holds at most MAX_ROWS rows (docs/automations.md). Counting them on
 every add cost time in proportion to the table (46 ms at the cap, in
 benchmarks/soak.py's hour), and two adds counting together could both pass
 it. Instead each table has one LookupTable row whose count an add raises
-with one conditional UPDATE: under PostgreSQL's row lock a second add waits
-for the first and sees its count, so the cap is exact, and the cost is the
-same at any size. Every path that adds or removes rows keeps the count:
-the step (automations/steps/lookup_rows.py), Processing > Reset, admin
-(recount), and deleting an automation or an account (cascades).
+with one conditional UPDATE (after a SELECT of that row): under
+PostgreSQL's row lock a second add waits for the first and sees its count,
+so the cap is exact, and the cost is the same at any size. Every path that
+adds or removes rows keeps the count: the step
+(automations/steps/lookup_rows.py), Processing > Reset, admin (recount),
+and deleting an automation or an account (cascades). A table full by its
+count has its rows counted before an add is refused (make_room).
 """
 
 from django.db import transaction
@@ -35,11 +37,17 @@ def _count(*, owner_id: int, automation_id: int | None, table: str):
 
 def make_room(*, owner_id: int, automation_id: int | None, table: str) -> None:
     """Count one more row in the table, in the caller's transaction, before it adds the row. Raises Full."""
-    if (
-        not _count(owner_id=owner_id, automation_id=automation_id, table=table)
-        .filter(rows__lt=MAX_ROWS)
-        .update(rows=F("rows") + 1)
-    ):
+    where = {"owner_id": owner_id, "automation_id": automation_id, "table": table}
+    if _count(**where).filter(rows__lt=MAX_ROWS).update(rows=F("rows") + 1):
+        return
+    # Full by its count, or its count row went with a reset meanwhile: the rows themselves are counted, once, under
+    # the count row's lock. This finds the truth too if rows came or went where nothing counted them (a worker of
+    # a release before the counts, during a deploy). It costs a full table's adds a COUNT each, as every add did.
+    count = _count(**where).select_for_update()
+    list(count)
+    rows = LookupRow.objects.filter(**where).count()
+    count.update(rows=rows if rows >= MAX_ROWS else rows + 1)
+    if rows >= MAX_ROWS:
         raise Full(f"table {table!r} is full ({MAX_ROWS:,} rows)")
 
 

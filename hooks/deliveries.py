@@ -48,7 +48,7 @@ def process_delivery(*, delivery_id: int) -> None:
 
 
 # A delivery whose body is larger than this becomes its run alone: a batch holds every body it turns in memory at
-# once, and a message names up to hooks.intake.DISPATCH_CHUNK (200) deliveries of up to HOOK_MAX_BODY_BYTES each.
+# once, and a worker takes up to hooks.tasks.TAKEN (50) deliveries of up to HOOK_MAX_BODY_BYTES each.
 BATCHED_BODY_BYTES = 64 * 1024
 
 

@@ -23,14 +23,24 @@ class LoopConnection:
     def __init__(self):
         self.conn: psycopg.Connection | None = None
         self.prepared: set[bytes] = set()
+        self.in_use = False  # a statement is under way on the loop
+        self.close_after = False  # close() was called meanwhile: the statement closes the connection once it ends
 
     async def insert(self, rows: list, thread) -> None:
         """statements.insert_deliveries, as one statement of its own (autocommit); raises psycopg's errors."""
         loop = asyncio.get_running_loop()
-        if self.conn is None or self.conn.pgconn.status != pq.ConnStatus.OK:
-            self.close()
-            self.conn = await loop.run_in_executor(thread, _connect)
-        pgconn = self.conn.pgconn
+        self.in_use = True
+        try:
+            if self.conn is None or self.conn.pgconn.status != pq.ConnStatus.OK:
+                self._close()
+                self.conn = await loop.run_in_executor(thread, _connect)
+            await self._insert(loop, self.conn.pgconn, rows)
+        finally:
+            self.in_use = False
+            if self.close_after:
+                self._close()
+
+    async def _insert(self, loop, pgconn: pq.abc.PGconn, rows: list) -> None:
         try:
             routed = any(row.automation_id is None for row in rows)
             signed = any(row.replay_id is not None for row in rows)
@@ -48,18 +58,28 @@ class LoopConnection:
                 sql = statements.insert_sql(len(rows), postgresql=True, signed=signed, routed=routed)
                 pgconn.send_query_params(sql.encode(), values, None, formats, statements.BINARY)
             statements.set_ids(rows, await _result(loop, pgconn))
-        except psycopg.Error:
+        except psycopg.Error as error:
             if pgconn.status != pq.ConnStatus.OK or pgconn.transaction_status != pq.TransactionStatus.IDLE:
-                self.close()  # broken, or left inside a statement: never reused
+                self._close()  # broken, or left inside a statement: never reused
+            elif error.sqlstate == "26000":  # a prepared statement the server no longer has: prepared again next time
+                self.prepared.clear()
             raise
         except BaseException:
-            self.close()  # cancelled mid-statement, or a value that could not be sent: never reused
+            self._close()  # cancelled mid-statement, or a value that could not be sent: never reused
             raise
 
     def close(self) -> None:
+        """Close the connection; one a statement is using on the loop (stop() may come from another thread) is
+        closed by that statement once it ends, since libpq's connection is not for two threads at once."""
+        if self.in_use:
+            self.close_after = True
+        else:
+            self._close()
+
+    def _close(self) -> None:
         if self.conn is not None:
             self.conn.close()
-        self.conn, self.prepared = None, set()
+        self.conn, self.prepared, self.close_after = None, set(), False
 
 
 def _connect() -> psycopg.Connection:
@@ -71,8 +91,9 @@ def _connect() -> psycopg.Connection:
 async def _result(loop, pgconn: pq.abc.PGconn) -> pq.abc.PGresult:
     """The last result of the statement just sent, once libpq has all of it; raises psycopg's error for a failure."""
     fd = pgconn.socket
-    while pgconn.flush():
+    while pgconn.flush():  # libpq's rule: while output is pending, also read what the server sends meanwhile
         await _ready(loop, fd, loop.add_writer, loop.remove_writer)
+        pgconn.consume_input()
     results = []
     while True:
         while pgconn.is_busy():

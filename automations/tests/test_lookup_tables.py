@@ -166,3 +166,33 @@ def test_the_migration_counts_the_rows_of_every_table_there_is(make_automation):
         ("t", None, 2),
         ("u", automation.pk, 1),
     }
+
+
+def test_a_table_full_by_a_count_that_drifted_counts_its_rows_before_it_refuses(make_automation, cap):
+    automation = make_automation([])
+    for n in range(cap):
+        act(automation, "add", values={"n": n})
+    LookupRow.objects.filter(data__n=0).delete()  # as a worker of a release before the counts would have
+
+    assert act(automation, "add", values={"n": 9})["added"] == 1
+    assert counted(automation) == cap == LookupRow.objects.count()
+    with pytest.raises(StepFailed, match="full"):
+        act(automation, "add", values={"n": 10})
+
+
+def test_an_add_racing_a_reset_that_took_its_count_row_is_not_refused(make_automation, cap, monkeypatch):
+    automation = make_automation([])
+    act(automation, "add", values={"n": 0})
+    found, resets = lookup_tables._count, [1]
+
+    def count_then_reset(**where):  # the reset commits between the add's read of its count row and its UPDATE
+        count = found(**where)
+        if resets and resets.pop():
+            LookupRow.objects.filter(automation=automation).delete()
+            LookupTable.objects.filter(automation=automation).delete()
+        return count
+
+    monkeypatch.setattr(lookup_tables, "_count", count_then_reset)
+    assert act(automation, "add", values={"n": 1})["added"] == 1
+    monkeypatch.undo()
+    assert counted(automation) == 1 == LookupRow.objects.count()
