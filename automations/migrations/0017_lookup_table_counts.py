@@ -5,6 +5,39 @@ from django.conf import settings
 from django.db import migrations, models
 from django.db.models import Count
 
+# On PostgreSQL the foreign key to automations also acts in the database, as those of 0002_database_cascades.py do:
+# an automation deleted while a worker's step counts a row takes the count with it. The table is new and empty here.
+_NAME = """
+    SELECT con.conname FROM pg_constraint con
+    JOIN pg_attribute att ON att.attrelid = con.conrelid AND att.attnum = con.conkey[1]
+    WHERE con.contype = 'f' AND con.conrelid = %s::regclass AND con.confrelid = %s::regclass AND att.attname = %s
+"""
+
+
+def _replace(schema_editor, on_delete: str) -> None:
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    quote = schema_editor.quote_name
+    # The table's foreign key is still in the deferred SQL Django runs at the migration's end: run it now.
+    while schema_editor.deferred_sql:
+        schema_editor.execute(schema_editor.deferred_sql.pop(0))
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(_NAME, ["automations_lookuptable", "automations_automation", "automation_id"])
+        (name,) = cursor.fetchone()
+    schema_editor.execute(
+        f"ALTER TABLE {quote('automations_lookuptable')} DROP CONSTRAINT {quote(name)}, ADD CONSTRAINT {quote(name)} "
+        f"FOREIGN KEY ({quote('automation_id')}) REFERENCES {quote('automations_automation')} (id){on_delete} "
+        "DEFERRABLE INITIALLY DEFERRED"
+    )
+
+
+def add_cascade(apps, schema_editor):
+    _replace(schema_editor, " ON DELETE CASCADE")
+
+
+def remove_cascade(apps, schema_editor):
+    _replace(schema_editor, "")
+
 
 def count_the_rows(apps, schema_editor):
     """Every table that holds rows gets its count (automations/lookup_tables.py), in one grouped query."""
@@ -61,5 +94,6 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
+        migrations.RunPython(add_cascade, remove_cascade),
         migrations.RunPython(count_the_rows, migrations.RunPython.noop),
     ]
