@@ -196,3 +196,23 @@ def test_an_add_racing_a_reset_that_took_its_count_row_is_not_refused(make_autom
     assert act(automation, "add", values={"n": 1})["added"] == 1
     monkeypatch.undo()
     assert counted(automation) == 1 == LookupRow.objects.count()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("attempt", range(3))
+def test_first_adds_racing_into_a_new_account_table_make_one_count_and_never_pass_its_cap(
+    make_automation, cap, attempt
+):
+    if connection.vendor != "postgresql":
+        pytest.skip("row-level concurrency is PostgreSQL's (SQLite serializes every writer)")
+    automation = make_automation([])
+
+    def add():
+        try:
+            return act(automation, "add", scope="account", values={"n": 1})["added"]
+        except StepFailed:
+            return 0
+
+    assert sorted(at_once(*[add] * 6)) == [0] * 3 + [1] * 3
+    assert list(LookupTable.objects.values_list("automation", "rows")) == [(None, cap)]
+    assert LookupRow.objects.count() == cap
