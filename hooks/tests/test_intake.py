@@ -381,6 +381,8 @@ def test_a_group_whose_commit_does_not_answer_in_time_is_refused_and_stored_at_m
     async def requests():
         with pytest.raises(intake.DatabaseError, match="not committed in time"):
             await intake.writer.store(delivery_for(automation, 1))
+        await asyncio.sleep(0.5)
+        assert intake.writer.on_loop.conn is None  # the writer gave up on it too, and dropped its connection
         locker.rollback()  # the INSERT left waiting on the server commits now
         await asyncio.sleep(0.5)  # time enough for a second copy to be stored, were one ever stored
         await intake.writer.store(delivery_for(automation, 2))  # on a new connection
