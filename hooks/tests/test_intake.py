@@ -368,15 +368,30 @@ def test_on_postgresql_a_group_commits_on_the_event_loop_while_the_writers_threa
     assert Delivery.objects.count() == 3
 
 
+@pytest.fixture
+def lock_deliveries():
+    """lock(): a connection of the test's own takes the deliveries table's lock, so that the writer's INSERT waits
+    until the test calls its rollback()."""
+    lockers = []
+
+    def lock() -> psycopg.Connection:
+        lockers.append(psycopg.connect(**connection.get_connection_params()))
+        lockers[-1].execute(f"LOCK TABLE {Delivery._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+        return lockers[-1]
+
+    yield lock
+    for locker in lockers:
+        locker.close()
+
+
 def test_a_group_whose_commit_does_not_answer_in_time_is_refused_and_stored_at_most_once(
-    make_automation, sent_deliveries, monkeypatch
+    make_automation, sent_deliveries, monkeypatch, lock_deliveries
 ):
     postgresql_only()
     automation = make_automation([])
     assert store_all([delivery_for(automation, 0)]) == {}
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 1)
-    locker = psycopg.connect(**connection.get_connection_params())  # the INSERT waits for its lock
-    locker.execute(f"LOCK TABLE {Delivery._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+    locker = lock_deliveries()
 
     async def requests():
         with pytest.raises(intake.DatabaseError, match="not committed in time"):
@@ -387,23 +402,19 @@ def test_a_group_whose_commit_does_not_answer_in_time_is_refused_and_stored_at_m
         await asyncio.sleep(0.5)  # time enough for a second copy to be stored, were one ever stored
         await intake.writer.store(delivery_for(automation, 2))  # on a new connection
 
-    try:
-        asyncio.run(requests())
-    finally:
-        locker.close()
+    asyncio.run(requests())
     wait_until(lambda: Delivery.objects.filter(body=b"1").exists(), 10, 0.05, "the INSERT left on the server")
     assert sorted(bytes(body) for body in Delivery.objects.values_list("body", flat=True)) == [b"0", b"1", b"2"]
 
 
 def test_the_writers_connection_closed_from_another_thread_mid_commit_is_closed_once_the_commit_ends(
-    make_automation, sent_deliveries, monkeypatch
+    make_automation, sent_deliveries, monkeypatch, lock_deliveries
 ):
     postgresql_only()
     automation = make_automation([])
     assert store_all([delivery_for(automation, 0)]) == {}
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 5)
-    locker = psycopg.connect(**connection.get_connection_params())
-    locker.execute(f"LOCK TABLE {Delivery._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+    locker = lock_deliveries()
 
     async def requests():
         pending = asyncio.ensure_future(intake.writer.store(delivery_for(automation, 1)))
@@ -414,8 +425,5 @@ def test_the_writers_connection_closed_from_another_thread_mid_commit_is_closed_
         await pending  # committed and answered
         assert intake.writer.on_loop.conn is None  # closed once it ended
 
-    try:
-        asyncio.run(requests())
-    finally:
-        locker.close()
+    asyncio.run(requests())
     assert sorted(bytes(body) for body in Delivery.objects.values_list("body", flat=True)) == [b"0", b"1"]
