@@ -172,8 +172,8 @@ class Writer:
             await asyncio.get_running_loop().run_in_executor(self.thread, statements.insert_deliveries, rows)
 
     def stop(self) -> None:
-        """Queue what is committed and close the thread's connection (no test database outlives it): on the event
-        loop, or with none running."""
+        """Queue what is committed and close the thread's and the loop's connections (no test database outlives
+        them): on the event loop, or with none running."""
         # The next store starts afresh; rows a closed loop left waiting have nobody to tell they are stored.
         ids, self.unsent, self.sent_at, self.waiting = self.unsent, [], float("-inf"), []
         wait([self.thread.submit(_publish, ids), self.thread.submit(connections.close_all)], timeout=10)
