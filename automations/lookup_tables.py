@@ -43,9 +43,7 @@ def make_room(*, owner_id: int, automation_id: int | None, table: str) -> None:
     # Full by its count, or its count row went with a reset meanwhile: the rows themselves are counted, once, under
     # the count row's lock. This finds the truth too if rows came or went where nothing counted them (a worker of
     # a release before the counts, during a deploy). It costs a full table's adds a COUNT each, as every add did.
-    count = _count(**where).select_for_update()
-    list(count)
-    rows = LookupRow.objects.filter(**where).count()
+    count, rows = _counted(where)
     count.update(rows=rows if rows >= MAX_ROWS else rows + 1)
     if rows >= MAX_ROWS:
         raise Full(f"table {table!r} is full ({MAX_ROWS:,} rows)")
@@ -62,6 +60,12 @@ def removed(*, owner_id: int, automation_id: int | None, table: str, rows: int) 
 @transaction.atomic
 def recount(*, owner_id: int, automation_id: int | None, table: str) -> None:
     """Count the table's rows anew: after admin added or deleted some, which the step's own counting did not see."""
-    count = _count(owner_id=owner_id, automation_id=automation_id, table=table).select_for_update()
-    list(count)  # held: an add waits, then counts from what this writes
-    count.update(rows=LookupRow.objects.filter(owner_id=owner_id, automation_id=automation_id, table=table).count())
+    count, rows = _counted({"owner_id": owner_id, "automation_id": automation_id, "table": table})
+    count.update(rows=rows)
+
+
+def _counted(where: dict):
+    """The table's count row, locked (an add waits, then counts from what the caller writes), and its rows counted."""
+    count = _count(**where).select_for_update()
+    list(count)
+    return count, LookupRow.objects.filter(**where).count()
