@@ -49,6 +49,13 @@ def make_room(*, owner_id: int, automation_id: int | None, table: str) -> None:
         raise Full(f"table {table!r} is full ({MAX_ROWS:,} rows)")
 
 
+def hold(*, owner_id: int, automation_id: int | None, table: str) -> None:
+    """Lock the table's count row (made on first use) in the caller's transaction, before an upsert looks for its
+    match: a second upsert of the same new values waits here, then finds the row the first added, where both would
+    otherwise find nothing and both add one."""
+    list(_count(owner_id=owner_id, automation_id=automation_id, table=table).select_for_update())
+
+
 def removed(*, owner_id: int, automation_id: int | None, table: str, rows: int) -> None:
     """Count rows the caller deleted from the table, in its transaction."""
     if rows:

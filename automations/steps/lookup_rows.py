@@ -47,10 +47,12 @@ def _table(settings: dict, context) -> dict:
 @transaction.atomic
 def run(settings: dict, context) -> dict:
     table = _table(settings, context)
+    action = settings["action"]
+    if action == "upsert":
+        lookup_tables.hold(**table)  # before the match: concurrent upserts of one new key add it once
     rows = LookupRow.objects.filter(**table)
     for name, value in (settings.get("match") or {}).items():
         rows = rows.filter(**{f"data__{name}": value})
-    action = settings["action"]
     if action == "find":
         found = [row.data for row in rows[:MAX_READ]]
         return {"rows": found, "count": len(found), "first": found[0] if found else None}
