@@ -1,9 +1,11 @@
 """A lookup table's cap is kept by its count row: exact under concurrent adds, and at the same cost at any size."""
 
+import threading
+import time
 from types import SimpleNamespace
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
 
@@ -180,21 +182,21 @@ def test_a_table_full_by_a_count_that_drifted_counts_its_rows_before_it_refuses(
         act(automation, "add", values={"n": 10})
 
 
-def test_an_add_racing_a_reset_that_took_its_count_row_is_not_refused(make_automation, cap, monkeypatch):
+def test_an_add_racing_a_reset_that_took_its_count_row_is_not_refused(make_automation, cap):
     automation = make_automation([])
     act(automation, "add", values={"n": 0})
-    found, resets = lookup_tables._count, [1]
+    resets = [1]
 
-    def count_then_reset(**where):  # the reset commits between the add's read of its count row and its UPDATE
-        count = found(**where)
-        if resets and resets.pop():
+    def reset_first(execute, sql, params, many, context):  # the reset lands between the add's read and its UPDATE
+        if resets and sql.startswith('UPDATE "automations_lookuptable"'):
+            resets.pop()
             LookupRow.objects.filter(automation=automation).delete()
             LookupTable.objects.filter(automation=automation).delete()
-        return count
+        return execute(sql, params, many, context)
 
-    monkeypatch.setattr(lookup_tables, "_count", count_then_reset)
-    assert act(automation, "add", values={"n": 1})["added"] == 1
-    monkeypatch.undo()
+    with connection.execute_wrapper(reset_first):
+        assert act(automation, "add", values={"n": 1})["added"] == 1
+    assert not resets  # the reset did land there
     assert counted(automation) == 1 == LookupRow.objects.count()
 
 
@@ -216,3 +218,43 @@ def test_first_adds_racing_into_a_new_account_table_make_one_count_and_never_pas
     assert sorted(at_once(*[add] * 6)) == [0] * 3 + [1] * 3
     assert list(LookupTable.objects.values_list("automation", "rows")) == [(None, cap)]
     assert LookupRow.objects.count() == cap
+
+
+WAITING_FOR_A_LOCK = (
+    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upserts_racing_with_one_new_key_add_one_row_and_update_it(make_automation):
+    if connection.vendor != "postgresql":
+        pytest.skip("row-level concurrency is PostgreSQL's (SQLite serializes every writer)")
+    automation = make_automation([])
+    act(automation, "add", values={"email": "other@example.com"})  # the table and its count row exist
+    upsert = {"match": {"email": "new@example.com"}}
+    ended = []
+
+    def both_upserts():
+        ended.extend(
+            at_once(*[lambda n=n: act(automation, "upsert", values={f"by_{n}": True}, **upsert) for n in (1, 2)])
+        )
+
+    racing = threading.Thread(target=both_upserts)
+    with transaction.atomic():  # the count row held: both upserts start and wait, wherever each waits
+        list(LookupTable.objects.filter(automation=automation).select_for_update())
+        racing.start()
+        for _ in range(200):
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_stat_clear_snapshot()")  # a transaction otherwise reads its first snapshot
+                cursor.execute(WAITING_FOR_A_LOCK)
+                if cursor.fetchone()[0] == 2:
+                    break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the upserts never waited for the table")
+    racing.join(30)
+
+    assert sorted(next(iter(result)) for result in ended) == ["added", "updated"]
+    row = LookupRow.objects.get(data__email="new@example.com")
+    assert row.data == {"email": "new@example.com", "by_1": True, "by_2": True}
+    assert counted(automation) == 2 == LookupRow.objects.count()
