@@ -15,6 +15,7 @@ from automations import references, services
 from automations.models import Automation
 from catalog.models import is_slug
 from catalog.selectors import connectable_apps
+from connections import registrations
 from connections import services as connection_services
 from connections.models import Connection
 
@@ -69,14 +70,25 @@ class Deletion:
     left_naming: list[Automation] = field(default_factory=list)  # off, still naming it: they fail there if turned on
 
 
-@transaction.atomic
 def delete(*, connection: Connection, turn_off: bool = False) -> Deletion:
-    """Delete the connection unless an automation that is on uses it; with turn_off, those are turned off first."""
-    using = automations_using(connection)
-    blocking = [automation for automation in using if automation.enabled]
-    if blocking and not turn_off:
-        return Deletion(deleted=False, blocking=blocking)
-    for automation in blocking:
-        services.turn_off(automation=automation)
-    connection_services.delete(connection=connection)
+    """Delete the connection unless an automation that is on uses it; with turn_off, those are turned off first.
+
+    The turn-offs commit before the connection goes: each removes the webhook its trigger registered in the app
+    once it commits, and so does release_connection for any other the connection still has, with the connection's
+    credential. Deleted in the same transaction, the connection would be gone before those calls, and the webhooks
+    left in the app (connections/registrations.py). An automation turned on meanwhile keeps the connection.
+    """
+    with transaction.atomic():
+        using = automations_using(connection)
+        blocking = [automation for automation in using if automation.enabled]
+        if blocking and not turn_off:
+            return Deletion(deleted=False, blocking=blocking)
+        for automation in blocking:
+            services.turn_off(automation=automation)
+    registrations.release_connection(connection)
+    with transaction.atomic():
+        on_again = [automation for automation in automations_using(connection) if automation.enabled]
+        if on_again:
+            return Deletion(deleted=False, blocking=on_again, turned_off=blocking)
+        connection_services.delete(connection=connection)
     return Deletion(deleted=True, turned_off=blocking, left_naming=using)

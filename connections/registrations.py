@@ -208,6 +208,23 @@ def release(automation) -> None:
         transaction.on_commit(lambda: remove(ids))
 
 
+def release_connection(connection: Connection) -> int:
+    """Before the connection is deleted, outside any transaction: the webhooks still registered through it (its
+    automations are off by then) are removed from the app now, while its credential exists to do it. Once the
+    connection is gone a record can only say to remove the webhook by hand. Returns how many the app confirmed;
+    a failure is kept as removal_failed, as any is."""
+    with transaction.atomic():
+        ids = list(
+            Registration.objects.select_for_update(skip_locked=True)  # one under way elsewhere is left to it
+            .filter(connection=connection, state__in=[Registration.State.ACTIVE, Registration.State.REMOVAL_FAILED])
+            .values_list("pk", flat=True)
+        )
+        Registration.objects.filter(pk__in=ids).update(
+            state=Registration.State.REMOVING, next_try_at=timezone.now() + LEASE, updated_at=timezone.now()
+        )
+    return remove(ids) if ids else 0
+
+
 def remove(ids: list[int]) -> int:
     """Remove from their apps the registrations of ids that are marked removing (claimed): outside any transaction.
     Returns how many the apps confirmed; each failure is kept as removal_failed, with its next try."""

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from accounts import connected
 from automations import services
 from automations.models import Automation
 from automations.triggers import TriggerRefused
@@ -213,3 +214,34 @@ def test_a_url_the_app_echoes_in_its_errors_is_shown_and_kept_without_its_key(
     registration = Registration.objects.get()
     assert registration.state == FAILED and "the hook store is down" in registration.last_error
     assert key not in registration.last_error and "{key}" in registration.last_error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deleting_the_connection_with_its_automations_turned_off_removes_their_webhooks_from_the_app_first(
+    birch, owner, connection, automation
+):
+    services.turn_on(automation=automation)
+    assert list(birch.hooks) == ["hook-1"]
+
+    outcome = connected.delete(connection=connection, turn_off=True)
+
+    assert (outcome.deleted, outcome.turned_off) == (True, [automation])
+    assert birch.hooks == {}
+    assert birch.requests[-1][:3] == ("DELETE", "/hooks/hook-1", None)
+    assert Registration.objects.get().state == REMOVED
+    assert not Connection.objects.filter(pk=connection.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deleting_the_connection_tries_a_failed_removal_again_while_its_key_can(birch, owner, connection, automation):
+    services.turn_on(automation=automation)
+    birch.fail_deletes = True
+    services.turn_off(automation=automation)  # the app fails the removal: kept for the cleanup
+    assert Registration.objects.get().state == FAILED
+    birch.fail_deletes = False
+
+    assert connected.delete(connection=connection).deleted
+
+    registration = Registration.objects.get()
+    assert (registration.state, registration.attempts) == (REMOVED, 2)
+    assert birch.hooks == {}
