@@ -4,14 +4,19 @@ DRF's own bodies vary ({"detail": ...}, a dict of field lists); the service
 answers one shape everywhere (STYLE.md 6). exception_handler is DRF's
 EXCEPTION_HANDLER (settings.REST_FRAMEWORK): a view raises, and the error
 is answered here; a validation error keeps the first message of the first
-field, prefixed by the field's name. error_json is the same body for a plain
-Django view. OAuth's endpoints keep OAuth's shape (mcp_auth/views.py).
+field, prefixed by the field's name, and Refused carries fields beside the
+message. error_reply is the same body as a Reply (edge/replies.py), for the
+rules that answer without an HTTP object (web services, MCP), and error_json
+for a plain Django view. OAuth's endpoints keep OAuth's shape
+(mcp_auth/views.py), and JSON-RPC and MCP tool results their own protocol's.
 """
 
-from django.http import JsonResponse
+from django.http import HttpResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from edge.replies import Reply, json_reply, response
 
 
 class TooManyRequests(exceptions.APIException):
@@ -25,9 +30,24 @@ class TooManyRequests(exceptions.APIException):
         self.wait = wait  # DRF's handler sends it as Retry-After
 
 
-def error_json(status_code: int, message: str, **fields) -> JsonResponse:
+class Refused(exceptions.APIException):
+    """An API view's refusal that says more than its message: {"error": message, **fields} (the fields a form
+    refused, the item as it now stands)."""
+
+    def __init__(self, status_code: int, message: str, **fields):
+        super().__init__(message)
+        self.status_code = status_code
+        self.fields = fields
+
+
+def error_reply(status_code: int, message: str, headers: tuple[tuple[str, str], ...] = (), **fields) -> Reply:
+    """{"error": message, ...fields} as a Reply (message may be a lazy translation; fields plain JSON values)."""
+    return json_reply(status_code, {"error": str(message), **fields}, headers)
+
+
+def error_json(status_code: int, message: str, **fields) -> HttpResponse:
     """{"error": message, ...fields} for a plain Django view."""
-    return JsonResponse({"error": message, **fields}, status=status_code)
+    return response(error_reply(status_code, message, **fields))
 
 
 def exception_handler(error, context):
@@ -39,7 +59,8 @@ def exception_handler(error, context):
     else:  # DRF's own detail, also for Django's Http404 and PermissionDenied, which it turns into its own
         detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""
         message = str(detail) or "request refused"
-    body = Response({"error": message}, status=response.status_code)
+    fields = error.fields if isinstance(error, Refused) else {}
+    body = Response({"error": message, **fields}, status=response.status_code)
     for name in ("Retry-After", "Allow", "WWW-Authenticate"):
         if name in response:
             body[name] = response[name]

@@ -6,6 +6,7 @@ Django's web service view (hooks/views.py) for the replies and CORS they share.
 
 import json
 
+from edge import json_bodies
 from edge.outages import RETRY_AFTER_SECONDS
 from edge.replies import Reply
 from hooks import signatures
@@ -64,12 +65,11 @@ def handshake(hook_secret: str | None, body: bytes) -> Reply | None:
     if len(body) >= 64 * 1024 or (b"challenge" not in body and b"\\u" not in body):
         return None
     try:
-        document = json.loads(body)
+        document = json_bodies.parse(body)  # the one parser: NaN, the infinities and deep nesting are no JSON
         if not isinstance(document, dict) or list(document) != ["challenge"]:
             return None
-        # allow_nan=False refuses NaN and the infinities; encoding the unescaped text refuses lone surrogates.
-        echo = json.dumps(document, allow_nan=False, ensure_ascii=False).encode()
-    except (ValueError, RecursionError):
+        echo = json.dumps(document, ensure_ascii=False).encode()  # encoding the text refuses lone surrogates
+    except ValueError:
         return None
     return Reply(200, (ANY_ORIGIN,), echo, "application/json")
 

@@ -24,6 +24,7 @@ from automations import engine, requested_path, runs, selectors
 from automations import services as automation_services
 from automations.exceptions import QuotaExceeded
 from automations.models import Automation, Run
+from edge.errors import error_reply
 from edge.replies import Reply, json_reply
 from hooks.exceptions import WebServiceInactive, WebServiceNotFound, WebServiceOverQuota
 from hooks.incoming import Incoming
@@ -150,7 +151,7 @@ def _advance(run: Run, claim: uuid.UUID) -> Reply:
     if run.status == Run.Status.WAITING:
         return json_reply(202, {"status": run.status, "run_id": run.pk})
     if run.status == Run.Status.FAILED and timed_out:
-        return json_reply(504, {"error": "the automation did not answer in time", "run_id": run.pk})
+        return error_reply(504, "the automation did not answer in time", run_id=run.pk)
     if run.status == Run.Status.FAILED:
-        return json_reply(500, {"error": "the automation failed", "run_id": run.pk})
+        return error_reply(500, "the automation failed", run_id=run.pk)
     return json_reply(200, {"status": run.status, "run_id": run.pk})

@@ -5,7 +5,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from edge.replies import Reply, json_reply, response
+from edge.errors import error_reply
+from edge.replies import Reply, response
 from mcp_server import bearer, protocol, resource_metadata, transport
 
 # Browsers may read these answer headers: the challenge a 401/403 carries, which a browser client needs to sign in.
@@ -42,7 +43,7 @@ def _answer(reply: Reply, origin: str | None) -> HttpResponse:
 
 
 def _error(status: int, message: str, origin: str | None, *headers: tuple[str, str]) -> HttpResponse:
-    return _answer(json_reply(status, {"error": message}, headers), origin)
+    return _answer(error_reply(status, message, headers), origin)
 
 
 def _refused(refusal: bearer.Refusal, origin: str | None) -> HttpResponse:

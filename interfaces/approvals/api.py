@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from edge import limits
-from edge.errors import TooManyRequests
+from edge.errors import Refused, TooManyRequests
 from edge.json_bodies import JSONBodyParser
 from interfaces.approvals import queues
 from interfaces.approvals.queues import ApprovalItem, Outcome
@@ -78,7 +78,7 @@ class ModerationAPI(APIView):
         queue = self._queue(request)
         serializer = DecisionSerializer(data=request.data)
         if not serializer.is_valid():
-            return Response({"error": "invalid decision", "fields": serializer.errors}, status=400)
+            raise Refused(400, "invalid decision", fields=serializer.errors)
         data = serializer.validated_data
         outcome = queues.decide(
             queue=queue,
@@ -90,5 +90,5 @@ class ModerationAPI(APIView):
         item = queues.item_view(queue, data["item"])
         body = {"item": item.as_json()} if item else {}
         if outcome is not Outcome.DECIDED:
-            body = {"error": OUTCOME_ERRORS[outcome], **body}
+            raise Refused(OUTCOME_STATUS[outcome], OUTCOME_ERRORS[outcome], **body)
         return Response(body, status=OUTCOME_STATUS[outcome])
