@@ -25,31 +25,24 @@ import threading
 
 import django
 from django.conf import settings
-from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIHandler
 
 from edge import bodies
 from overrides import gunicorn_keepalive
+from overrides.django_middleware_chain import ChainOf
 from overrides.wsgi_request import Request
 
 # The gunicorn request each thread of a web process is serving (edge/gunicorn.py's pre_request sets it).
 serving = threading.local()
 
 
-class LeanChain(BaseHandler):
+class LeanChain(ChainOf):
     """Django's handling of a request through settings.MIDDLEWARE less LEAN_PATHS_SKIP_MIDDLEWARE: for paths whose
     answers are never pages (LEAN_PATH_PREFIXES), which need no session, user, CSRF check, messages, language or
     static file. Every other middleware (security headers, host routing, CommonMiddleware, the outage's 503) runs."""
 
     def __init__(self):
-        super().__init__()
-        full = settings.MIDDLEWARE
-        # load_middleware reads settings.MIDDLEWARE; this runs once, as the process starts, before any request.
-        settings.MIDDLEWARE = [path for path in full if path not in settings.LEAN_PATHS_SKIP_MIDDLEWARE]
-        try:
-            self.load_middleware()
-        finally:
-            settings.MIDDLEWARE = full
+        super().__init__([path for path in settings.MIDDLEWARE if path not in settings.LEAN_PATHS_SKIP_MIDDLEWARE])
 
 
 class Handler(WSGIHandler):

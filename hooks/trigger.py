@@ -29,11 +29,10 @@ def _codec(content_type: str) -> str:
         if name.strip().lower() == "charset":
             try:
                 codec = codecs.lookup(value.strip().strip('"'))
+                "".encode(codec.name)  # str.encode refuses a codec that is no text encoding, with LookupError
             except LookupError:
                 break
-            if getattr(codec, "_is_text_encoding", True):
-                return codec.name
-            break
+            return codec.name
     return "utf-8"
 
 

@@ -21,6 +21,7 @@ import httpx
 from celery.beat import PersistentScheduler
 from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest
 from django.middleware import csrf
@@ -38,6 +39,7 @@ from overrides import (
     celery_beat_schedule,
     django_cache,
     django_csrf,
+    django_middleware_chain,
     django_request_host,
     gunicorn_keepalive,
     httpcore_pool,
@@ -138,6 +140,13 @@ def test_django_request_host_was_written_for_the_pinned_django():
     assert_written_for_the_pins(django_request_host)
     assert "self._get_raw_host()" in inspect.getsource(HttpRequest.get_host)
     assert "self._get_scheme()" in inspect.getsource(HttpRequest.scheme.fget)
+
+
+def test_django_middleware_chain_was_written_for_the_pinned_django():
+    """Re-read overrides/django_middleware_chain.py against BaseHandler.load_middleware (where it reads the list)."""
+    assert_written_for_the_pins(django_middleware_chain)
+    assert "settings.MIDDLEWARE" in inspect.getsource(BaseHandler.load_middleware)
+    assert list(inspect.signature(BaseHandler.load_middleware).parameters) == ["self", "is_async"]
 
 
 def test_oauth_refresh_tokens_was_written_for_the_pinned_django_oauth_toolkit():

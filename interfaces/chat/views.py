@@ -181,7 +181,7 @@ class MessagesView(APIView):
         message = MessageIn(data=request.data)
         message.is_valid(raise_exception=True)
         wait = limits.retry_after(
-            request._request,
+            request,
             "chat message",
             own=widget.limits,
             conversation=conversation.public_id.hex,
