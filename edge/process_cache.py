@@ -82,6 +82,12 @@ def named(name: str, *, max_size: int, seconds: float | None = None) -> ProcessC
         return cache
 
 
+def registered(name: str) -> ProcessCache:
+    """The cache named so, made already by its module: for a test to give it a clock of its own."""
+    with _registry_lock:
+        return _caches[name]
+
+
 def on_reset(callback: Callable[[], None]) -> Callable[[], None]:
     """Call callback in every reset_all(), after the caches are emptied; usable as a decorator."""
     with _registry_lock:

@@ -384,6 +384,22 @@ def lock_deliveries():
         locker.close()
 
 
+async def until(condition, what: str, seconds: float = 10) -> None:
+    """Return once condition() holds, polling on the event loop; fail the test after seconds."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            pytest.fail(f"never: {what}")
+        await asyncio.sleep(0.01)
+
+
+def waits_for_the_lock(locker: psycopg.Connection) -> bool:
+    """Whether the writer's INSERT waits for the lock the locker holds (asked on the locker's own connection)."""
+    waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+    locker.execute("SELECT pg_stat_clear_snapshot()")  # its transaction would otherwise read its first snapshot again
+    return locker.execute(waiting).fetchone()[0] == 1
+
+
 def test_a_group_whose_commit_does_not_answer_in_time_is_refused_and_stored_at_most_once(
     make_automation, sent_deliveries, monkeypatch, lock_deliveries
 ):
@@ -396,11 +412,11 @@ def test_a_group_whose_commit_does_not_answer_in_time_is_refused_and_stored_at_m
     async def requests():
         with pytest.raises(intake.DatabaseError, match="not committed in time"):
             await intake.writer.store(delivery_for(automation, 1))
-        await asyncio.sleep(0.5)
-        assert intake.writer.on_loop.conn is None  # the writer gave up on it too, and dropped its connection
+        # The writer gave up on it too, and dropped its connection.
+        await until(lambda: intake.writer.on_loop.conn is None, "the writer dropped its connection")
         locker.rollback()  # the INSERT left waiting on the server commits now
-        await asyncio.sleep(0.5)  # time enough for a second copy to be stored, were one ever stored
-        await intake.writer.store(delivery_for(automation, 2))  # on a new connection
+        # On a new connection; a copy of 1 sent again would be in this commit or one before it.
+        await intake.writer.store(delivery_for(automation, 2))
 
     asyncio.run(requests())
     wait_until(lambda: Delivery.objects.filter(body=b"1").exists(), 10, 0.05, "the INSERT left on the server")
@@ -418,7 +434,7 @@ def test_the_writers_connection_closed_from_another_thread_mid_commit_is_closed_
 
     async def requests():
         pending = asyncio.ensure_future(intake.writer.store(delivery_for(automation, 1)))
-        await asyncio.sleep(0.3)  # its INSERT waits for the lock
+        await until(lambda: waits_for_the_lock(locker), "the INSERT waits for the lock")
         await asyncio.to_thread(intake.writer.on_loop.close)  # as stop() may, from another thread
         assert intake.writer.on_loop.conn is not None  # not closed under the statement
         locker.rollback()

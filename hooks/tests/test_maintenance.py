@@ -3,6 +3,7 @@
 import pytest
 from django.db import DatabaseError
 
+from edge import process_cache
 from hooks import maintenance
 from hooks.models import Maintenance
 
@@ -11,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def clock(manual_clock, monkeypatch):
-    monkeypatch.setattr(maintenance._switch, "clock", manual_clock)
+    monkeypatch.setattr(process_cache.registered("hooks.maintenance"), "clock", manual_clock)
     return manual_clock
 
 

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from automations import services as automation_services
 from automations.models import Run
+from edge import process_cache
 from interfaces.forms import blank_pages, selectors, spam
 from interfaces.models import WhiteLabelDomain
 from interfaces.tests.support import form_path
@@ -26,7 +27,7 @@ PER_VISITOR = re.compile(r'(name="(?:csrfmiddlewaretoken|fg-shown)" value=")[^"]
 
 @pytest.fixture
 def clock(manual_clock, monkeypatch):
-    monkeypatch.setattr(selectors._remembered_forms, "clock", manual_clock)
+    monkeypatch.setattr(process_cache.registered("interfaces.form_automations"), "clock", manual_clock)
     return manual_clock
 
 
