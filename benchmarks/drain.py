@@ -13,6 +13,10 @@ worker's processes and by the PostgreSQL backends serving them, from the first
 delivery done to the last (start-up left out): less sensitive than the rate
 to other work on a shared machine.
 
+--chunks 50 200 drains the backlog once per size of message in each round
+(in turn, the order reversed every other round): ids a message as the
+intake would send them, which a worker takes hooks.tasks.TAKEN at a time.
+
 --fan-out 10 adds, in each round after the single-automation drain, the drain
 of the same number of deliveries to a connection's URL (docs/connections.md)
 with ten automations listening on it: each delivery fanned out to ten runs.
@@ -81,14 +85,15 @@ FROM hooks_delivery d LEFT JOIN automations_run r ON r.id = d.run_id
 """
 
 
-def drain_once(deliveries: int, fan_out: int = 0) -> tuple[float, float, float]:
+def drain_once(deliveries: int, fan_out: int = 0, chunk: int | None = None) -> tuple[float, float, float]:
     """Seconds to drain, and the worker's and PostgreSQL's CPU seconds per 1,000 deliveries; fan_out: to a
-    connection's URL with that many automations listening, instead of one automation's URL."""
+    connection's URL with that many automations listening, instead of one automation's URL; chunk: ids a message
+    (the intake's DISPATCH_CHUNK when None)."""
     env = bench_env("flowgate_bench_drain", 8934)
     setup = FAN_OUT_SETUP.replace("AUTOMATIONS", str(fan_out)) if fan_out else SETUP
     ids = [int(pk) for pk in prepare(env, setup.replace("COUNT", str(deliveries))).split()]
     queue = (
-        f"from hooks import intake, tasks; ids = {ids}; chunk = intake.DISPATCH_CHUNK\n"
+        f"from hooks import intake, tasks; ids = {ids}; chunk = {chunk} or intake.DISPATCH_CHUNK\n"
         "for s in range(0, len(ids), chunk): tasks.process_deliveries.delay(ids[s:s + chunk])"
     )
     manage(env, "shell", "-c", queue)
@@ -179,7 +184,19 @@ def main() -> None:
     parser.add_argument("--deliveries", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--fan-out", type=int, default=0, help="also drain to a connection with this many automations")
+    parser.add_argument("--chunks", type=int, nargs="+", help="ids a message, one drain each (default: the intake's)")
     args = parser.parse_args()
+    if args.chunks:
+        for round_ in range(args.rounds):
+            for chunk in args.chunks[:: 1 if round_ % 2 == 0 else -1]:
+                elapsed, worker_cpu, database_cpu = drain_once(args.deliveries, chunk=chunk)
+                print(
+                    f"{chunk} ids a message: {args.deliveries} deliveries drained in {elapsed:.1f} s: "
+                    f"{args.deliveries / elapsed:.0f}/s; CPU s per 1,000: worker {worker_cpu:.2f}, "
+                    f"PostgreSQL {database_cpu:.2f}",
+                    flush=True,
+                )
+        return
     for _ in range(args.rounds):
         if args.fan_out:
             single, _, _ = drain_once(args.deliveries)

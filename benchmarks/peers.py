@@ -16,8 +16,10 @@ more at 4, p99 under 25 ms at 32, zero lost (every 200 has its delivery row).
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
+import tempfile
 import time
 import urllib.request
 
@@ -91,11 +93,13 @@ def main() -> None:
         start_gunicorn(env, args.port),
         start_gunicorn(env, args.port + 1, app="config.asgi", asgi=True, host=host["Host"]),
         start_node_red(args.port + 2),
+        start_gunicorn(env, args.port + 3, app="benchmarks.bare_asgi:application", asgi=True),
     ]
-    base, hooks, red = (f"http://127.0.0.1:{args.port + n}" for n in range(3))
+    base, hooks, red, bare = (f"http://127.0.0.1:{args.port + n}" for n in range(4))
     cases = {
         "empty view (/healthz), web process": {"url": f"{base}/healthz"},
         "Node-RED http-in, answers 200, stores nothing": {"url": f"{red}/hook", "script": "kb.lua", "processes": 1},
+        "hooks process's server, an app that stores nothing": {"url": f"{bare}/hook", "script": "kb.lua"},
         "Flowgate webhook, hooks process, stored": {"url": f"{hooks}/automation-{key}", "script": "kb.lua"},
     }
     results = {(name, c): [] for name in cases for c in (4, 32)}
@@ -142,9 +146,31 @@ def main() -> None:
                 f"| {name} | {connections} | {rps:.0f} | {p50:.1f} | {p99:.1f} | {rps / red_rps:.0%} "
                 f"| {rps / empty_rps:.0%} |"
             )
+    for clients in (1, 2):
+        print(f"a durable commit alone (pgbench, 1 KB row, {clients} client(s)): {commit_ms(args.database, clients)}")
     print(f"\nFlowgate webhooks answered 200: {accepted}; delivery rows: {stored}; lost: {max(0, accepted - stored)}")
     with open("/proc/loadavg") as loadavg:
         print(f"load average at the end (1, 5, 15 min): {' '.join(loadavg.read().split()[:3])}")
+
+
+def commit_ms(database: str, clients: int, seconds: int = 5) -> str:
+    """pgbench's latency of one 1 KB row INSERTed and committed on its own (synchronous_commit as configured),
+    from that many clients at once: the floor of a durable accept's wait, without Flowgate."""
+    psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc"]
+    subprocess.run([*psql, "CREATE TABLE IF NOT EXISTS bench_commit (id bigserial, body bytea)", database], check=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".sql") as script:
+        script.write("INSERT INTO bench_commit (body) VALUES (convert_to(repeat('x', 1024), 'UTF8'));\n")
+        script.flush()
+        out = subprocess.run(
+            ["pgbench", "-h", "127.0.0.1", "-U", "postgres", "-n", "-M", "prepared", "-f", script.name]
+            + ["-c", str(clients), "-j", str(clients), "-T", str(seconds), database],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    latency = re.search(r"latency average = ([\d.]+) ms", out).group(1)
+    rate = re.search(r"tps = ([\d.]+)", out).group(1)
+    return f"{latency} ms a commit, {float(rate):.0f} commits a second"
 
 
 if __name__ == "__main__":

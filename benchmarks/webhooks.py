@@ -24,10 +24,11 @@ Beside Flowgate's webhooks, the same URL with Standard Webhooks verification
 (benchmarks/signed.lua; wrk's Lua has no HMAC). Its goal: 80% or more of the
 unsigned URL's rate at 4 and at 32 connections.
 
---connections measures a connection's URL (/connection-{key}, docs/connections.md) beside the generic
-/automation-{key} and (a), in the same rounds of one sitting, as --quick does (no worker: what is measured is
-the accept; the fan-out's drain is benchmarks/drain.py --fan-out), and reports its rate as a share of the
-generic URL's (goal: 80% or more at 4 and at 32 connections).
+--connections measures a connection's URL (/connection-{key}), an app's shared endpoint (/app-{key}, routed
+by the header its app names) and the signed delivery beside the generic /automation-{key} and (a), in the same
+rounds of one sitting, as --quick does (no worker: what is measured is the accept; the fan-out's drain is
+benchmarks/drain.py --fan-out), and reports each one's rate as a share of the generic URL's (goal: 80% or
+more at 4 and at 32 connections; docs/connections.md).
 
 --web-services measures a web service call (three steps, the last a respond step) through the web process and
 through the hooks process beside (a), at 4 and 32 connections, with each one's median and p99 (a request's round
@@ -79,11 +80,23 @@ connection = connection_services.connect(owner=user, app=app, label="bench")
 services.create_automation(owner=user, name="on a connection", enabled=True, definition={
     "trigger": {"type": "app_trigger", "app": "bench-crm", "trigger": "new_lead", "connection": connection.pk},
     "settings": {"suppress_duplicates": False}, "steps": a.definition["steps"]})
+shared = App.objects.create(slug="bench-chat", name="Bench Chat", auth_type="none", app_domain="chat.example",
+                            auth_config={"routing": {"header": "X-Account-Id"}})
+Operation.objects.create(app=shared, kind="trigger", key="new_message", name="New message",
+                         delivery_mode="shared_endpoint")
+account = connection_services.connect(owner=user, app=shared, label="bench")
+from connections.models import Connection
+Connection.objects.filter(pk=account.pk).update(account_id=ACCOUNT)
+services.create_automation(owner=user, name="at a shared endpoint", enabled=True, definition={
+    "trigger": {"type": "app_trigger", "app": "bench-chat", "trigger": "new_message", "connection": account.pk},
+    "settings": {"suppress_duplicates": False}, "steps": a.definition["steps"]})
 print(services.hook_url(a).rsplit("automation-", 1)[1], services.web_service_url(ws).rsplit("webservice-", 1)[1],
       services.hook_url(signed).rsplit("automation-", 1)[1],
-      endpoints.connection_url(connection).rsplit("connection-", 1)[1])
+      endpoints.connection_url(connection).rsplit("connection-", 1)[1], endpoints.app_url(shared).rsplit("app-", 1)[1])
 """
 CONNECTION_CASE = "Flowgate /connection-{key}, hooks process"
+APP_CASE = "Flowgate /app-{key} (shared endpoint, routed by a header), hooks process"
+ACCOUNT = "acct-1"
 WEB_SERVICE_CASES = ("web service, 3 steps, web process", "web service, 3 steps, hooks process")
 SIGNING_SECRET = "whsec_" + base64.b64encode(b"benchmark-signing-secret-32bytes").decode()
 SIGNED_PER_SECOND = 60_000  # more than a run can send: a request signed twice would be refused as a replay
@@ -110,8 +123,8 @@ def main() -> None:
 
     database, port, redis_db = args.database, args.port, args.redis_db
     env = bench_env(database, port, redis_db, WEB_SERVICE_MONTHLY_QUOTA="100000000")
-    key, service_key, signed_key, connection_key = prepare(
-        env, SETUP.replace("SIGNING_SECRET", repr(SIGNING_SECRET))
+    key, service_key, signed_key, connection_key, app_key = prepare(
+        env, SETUP.replace("SIGNING_SECRET", repr(SIGNING_SECRET)).replace("ACCOUNT", repr(ACCOUNT))
     ).split()
     server = start_gunicorn(env, port, app="benchmarks.baselines_wsgi:application")
     host = {"Host": f"127.0.0.1:{port}"}  # the hooks process serves the same configured host on its own port
@@ -131,7 +144,7 @@ def main() -> None:
     if args.connections:
         args.quick = True
         cases[CONNECTION_CASE] = (f"{hooks_base}/connection-{connection_key}", "post.lua", host)
-        cases.pop(SIGNED_CASE)
+        cases[APP_CASE] = (f"{hooks_base}/app-{app_key}", "post.lua", {**host, "X-Account-Id": ACCOUNT})
     if args.web_services:
         args.quick = True
         cases = {
@@ -316,15 +329,16 @@ def report_quick(args, cases: dict, results: dict, accepted: int, database: str)
                 f"| {errors} | {splits} | {steal} |"
             )
     if CONNECTION_CASE in cases:
-        print("\nA connection's URL beside the generic webhook URL (goal: 80% or more):")
-        print("| connections | /connection- req/s | /automation- req/s | connection / generic |")
-        print("|---|---|---|---|")
-        for connections in (4, 32):
-            routed = statistics.median(r["rps"] for r in results[(CONNECTION_CASE, connections)])
-            plain = statistics.median(
-                r["rps"] for r in results[("Flowgate /automation-{key}, hooks process", connections)]
-            )
-            print(f"| {connections} | {routed:.0f} | {plain:.0f} | {routed / plain:.0%} |")
+        print("\nBeside the generic webhook URL, same rounds (goal: 80% or more):")
+        print("| case | connections | req/s | /automation- req/s | case / generic |")
+        print("|---|---|---|---|---|")
+        for name in (CONNECTION_CASE, APP_CASE, SIGNED_CASE):
+            for connections in (4, 32):
+                routed = statistics.median(r["rps"] for r in results[(name, connections)])
+                plain = statistics.median(
+                    r["rps"] for r in results[("Flowgate /automation-{key}, hooks process", connections)]
+                )
+                print(f"| {name} | {connections} | {routed:.0f} | {plain:.0f} | {routed / plain:.0%} |")
 
 
 def report_web_services(args, results: dict) -> None:
