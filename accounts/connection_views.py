@@ -205,11 +205,13 @@ def delete(request: HttpRequest, connection_id: int) -> HttpResponse:
     outcome = connected.delete(connection=connection, turn_off=request.POST.get("turn_off") == "1")
     if not outcome.deleted:
         names = ", ".join(f"“{automation.name}”" for automation in outcome.blocking)
-        messages.error(
-            request,
-            _("Not deleted: %(names)s use it and are on. Turn them off first, or choose to turn them off here.")
-            % {"names": names},
-        )
+        said = _("Not deleted: %(names)s use it and are on. Turn them off first, or choose to turn them off here.") % {
+            "names": names
+        }
+        if outcome.turned_off:  # turned off, then another was turned on meanwhile: the owner learns both
+            turned_off = ", ".join(f"“{automation.name}”" for automation in outcome.turned_off)
+            said += " " + _("Turned off first: %(names)s.") % {"names": turned_off}
+        messages.error(request, said)
         return redirect("account-connection-delete", connection_id=connection.pk)
     said = _("“%(label)s” is deleted.") % {"label": connection.label}
     if outcome.turned_off:

@@ -10,7 +10,9 @@ so the cap is exact, and the cost is the same at any size. Every path that
 adds or removes rows keeps the count: the step
 (automations/steps/lookup_rows.py), Processing > Reset, admin (recount),
 and deleting an automation or an account (cascades). A table full by its
-count has its rows counted before an add is refused (make_room).
+count has its rows counted before an add is refused (make_room). The count
+row is also the table's turn (hold): upserts of one new key add it once,
+and every writer takes the count row before the rows.
 """
 
 from django.db import transaction
@@ -49,11 +51,16 @@ def make_room(*, owner_id: int, automation_id: int | None, table: str) -> None:
         raise Full(f"table {table!r} is full ({MAX_ROWS:,} rows)")
 
 
-def hold(*, owner_id: int, automation_id: int | None, table: str) -> None:
-    """Lock the table's count row (made on first use) in the caller's transaction, before an upsert looks for its
-    match: a second upsert of the same new values waits here, then finds the row the first added, where both would
-    otherwise find nothing and both add one."""
-    list(_count(owner_id=owner_id, automation_id=automation_id, table=table).select_for_update())
+def hold(*, owner_id: int, automation_id: int | None, table: str, make: bool = True) -> None:
+    """Lock the table's count row in the caller's transaction (made first when make and missing).
+
+    An upsert that matched nothing holds it before it looks again: a second upsert of the same new values waits
+    here, then finds the row the first added, where both would otherwise add one. A delete holds it before it
+    takes the rows, so that every writer takes the count row before the rows and none deadlocks another.
+    """
+    where = {"owner_id": owner_id, "automation_id": automation_id, "table": table}
+    count = _count(**where) if make else LookupTable.objects.filter(**where)
+    list(count.select_for_update())
 
 
 def removed(*, owner_id: int, automation_id: int | None, table: str, rows: int) -> None:

@@ -154,6 +154,7 @@ def reset(*, automation: Automation) -> None:
     # A run going on now finishes its attempt, and makes no retry (runs.settle).
     automation.reset_after_run = Run.objects.aggregate(last=Max("pk"))["last"] or 0
     automation.save(update_fields=["trigger_state", "reset_after_run", "updated_at"])
+    list(LookupTable.objects.filter(automation=automation).select_for_update())  # count rows first, as every writer
     LookupRow.objects.filter(automation=automation).delete()
     LookupTable.objects.filter(automation=automation).delete()
     runs.end_waiting(automation_id=automation.pk, reason=ENDED_BY_RESET)

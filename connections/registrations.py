@@ -209,14 +209,16 @@ def release(automation) -> None:
 
 
 def release_connection(connection: Connection) -> int:
-    """Before the connection is deleted, outside any transaction: the webhooks still registered through it (its
-    automations are off by then) are removed from the app now, while its credential exists to do it. Once the
+    """Before the connection is deleted, outside any transaction: the webhooks still registered through it for no
+    automation that is on are removed from the app now, while its credential exists to do it. Once the
     connection is gone a record can only say to remove the webhook by hand. Returns how many the app confirmed;
     a failure is kept as removal_failed, as any is."""
     with transaction.atomic():
         ids = list(
-            Registration.objects.select_for_update(skip_locked=True)  # one under way elsewhere is left to it
+            Registration.objects.select_for_update(skip_locked=True, of=("self",))  # one under way elsewhere: its own
             .filter(connection=connection, state__in=[Registration.State.ACTIVE, Registration.State.REMOVAL_FAILED])
+            # One an automation turned on again meanwhile needs: it keeps the connection (accounts/connected.py).
+            .filter(Q(automation__isnull=True) | Q(automation__enabled=False))
             .values_list("pk", flat=True)
         )
         Registration.objects.filter(pk__in=ids).update(

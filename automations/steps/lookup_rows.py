@@ -48,8 +48,6 @@ def _table(settings: dict, context) -> dict:
 def run(settings: dict, context) -> dict:
     table = _table(settings, context)
     action = settings["action"]
-    if action == "upsert":
-        lookup_tables.hold(**table)  # before the match: concurrent upserts of one new key add it once
     rows = LookupRow.objects.filter(**table)
     for name, value in (settings.get("match") or {}).items():
         rows = rows.filter(**{f"data__{name}": value})
@@ -57,12 +55,17 @@ def run(settings: dict, context) -> dict:
         found = [row.data for row in rows[:MAX_READ]]
         return {"rows": found, "count": len(found), "first": found[0] if found else None}
     if action == "delete":
+        lookup_tables.hold(**table, make=False)  # the count row before the rows, as an upsert that adds takes them
         deleted, _ = rows.delete()
         lookup_tables.removed(**table, rows=deleted)
         return {"deleted": deleted}
     values = settings["values"]
     if action in ("update", "upsert"):
         matched = list(rows.select_for_update()[:MAX_READ])
+        if not matched and action == "upsert":
+            # Another upsert of the same new key waits here for this one's commit, then finds its row: one row.
+            lookup_tables.hold(**table)
+            matched = list(rows.select_for_update()[:MAX_READ])
         for row in matched:
             row.data = {**row.data, **values}
             row.save(update_fields=["data", "updated_at"])

@@ -220,8 +220,9 @@ def test_first_adds_racing_into_a_new_account_table_make_one_count_and_never_pas
     assert LookupRow.objects.count() == cap
 
 
-WAITING_FOR_A_LOCK = (
-    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+WAITING_FOR_THE_TABLE = (  # backends of this test's database waiting for a lock in a statement on the count rows
+    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() "
+    "AND query LIKE '%%automations_lookuptable%%'"
 )
 
 
@@ -246,13 +247,14 @@ def test_upserts_racing_with_one_new_key_add_one_row_and_update_it(make_automati
         for _ in range(200):
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_stat_clear_snapshot()")  # a transaction otherwise reads its first snapshot
-                cursor.execute(WAITING_FOR_A_LOCK)
-                if cursor.fetchone()[0] == 2:
+                cursor.execute(WAITING_FOR_THE_TABLE)
+                if cursor.fetchone()[0] >= 2:
                     break
             time.sleep(0.05)
         else:
             pytest.fail("the upserts never waited for the table")
     racing.join(30)
+    assert not racing.is_alive(), "the upserts did not end"
 
     assert sorted(next(iter(result)) for result in ended) == ["added", "updated"]
     row = LookupRow.objects.get(data__email="new@example.com")

@@ -245,3 +245,14 @@ def test_deleting_the_connection_tries_a_failed_removal_again_while_its_key_can(
     registration = Registration.objects.get()
     assert (registration.state, registration.attempts) == (REMOVED, 2)
     assert birch.hooks == {}
+
+
+def test_a_connection_about_to_go_keeps_the_webhook_of_an_automation_turned_on_meanwhile(birch, automation, connection):
+    """Between the delete's turn-offs and its removals, someone turned an automation on again: its webhook stays,
+    and so does the connection (accounts/connected.py refuses the delete then)."""
+    services.turn_on(automation=automation)
+
+    assert registrations.release_connection(connection) == 0
+
+    assert Registration.objects.get().state == ACTIVE
+    assert list(birch.hooks) == ["hook-1"]
