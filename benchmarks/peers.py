@@ -168,6 +168,7 @@ def commit_ms(database: str, clients: int, seconds: int = 5) -> str:
             capture_output=True,
             text=True,
         ).stdout
+    subprocess.run([*psql, "DROP TABLE bench_commit", database], check=True)
     latency = re.search(r"latency average = ([\d.]+) ms", out).group(1)
     rate = re.search(r"tps = ([\d.]+)", out).group(1)
     return f"{latency} ms a commit, {float(rate):.0f} commits a second"

@@ -11,12 +11,15 @@ for a plain Django view. OAuth's endpoints keep OAuth's shape
 (mcp_auth/views.py), and JSON-RPC and MCP tool results their own protocol's.
 """
 
+import json
+
+from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from edge.replies import Reply, json_reply, response
+from edge.replies import Reply, response
 
 
 class TooManyRequests(exceptions.APIException):
@@ -41,8 +44,9 @@ class Refused(exceptions.APIException):
 
 
 def error_reply(status_code: int, message: str, headers: tuple[tuple[str, str], ...] = (), **fields) -> Reply:
-    """{"error": message, ...fields} as a Reply (message may be a lazy translation; fields plain JSON values)."""
-    return json_reply(status_code, {"error": str(message), **fields}, headers)
+    """{"error": message, ...fields} as a Reply; lazy translations, dates and UUIDs encoded as JsonResponse would."""
+    body = json.dumps({"error": message, **fields}, cls=DjangoJSONEncoder).encode()
+    return Reply(status_code, headers, body, "application/json")
 
 
 def error_json(status_code: int, message: str, **fields) -> HttpResponse:

@@ -3,8 +3,9 @@
 Strict as automations/jsonsafe.py parses trigger data: NaN, Infinity, a
 number too large for a float and nesting past 200 levels are not JSON, since
 no other parser (PostgreSQL's, a browser's) would read them back. Used by
-the chat widget's messages, approval decisions (JSONBodyParser) and client
-registration (parse); MCP messages go through jsonsafe.loads alike.
+the chat widget's messages, approval decisions (JSONBodyParser), client
+registration and a webhook's handshake (parse); MCP messages go through
+jsonsafe.loads alike.
 """
 
 from rest_framework import status

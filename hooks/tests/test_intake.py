@@ -395,9 +395,14 @@ async def until(condition, what: str, seconds: float = 10) -> None:
 
 def waits_for_the_lock(locker: psycopg.Connection) -> bool:
     """Whether the writer's INSERT waits for the lock the locker holds (asked on the locker's own connection)."""
-    waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+    waiting = (
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() "
+        "AND pid = %s"
+    )
+    if (writer := intake.writer.on_loop.conn) is None:
+        return False  # not connected yet
     locker.execute("SELECT pg_stat_clear_snapshot()")  # its transaction would otherwise read its first snapshot again
-    return locker.execute(waiting).fetchone()[0] == 1
+    return locker.execute(waiting, [writer.info.backend_pid]).fetchone()[0] == 1
 
 
 def test_a_group_whose_commit_does_not_answer_in_time_is_refused_and_stored_at_most_once(
