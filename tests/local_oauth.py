@@ -222,3 +222,15 @@ def catalog_entry(base: str, slug: str = "acorn-crm", **overrides) -> dict:
         "auth_config": auth_config(base, **overrides),
         "actions": [action],
     }
+
+
+def create_lead_step(connection_id: int) -> dict:
+    """An app_action step that creates a lead in the app with the trigger's email, on that connection."""
+    return {
+        "id": "lead",
+        "kind": "app_action",
+        "app": "acorn-crm",
+        "action": "create_lead",
+        "connection": connection_id,
+        "input": {"email": "{{trigger.body.email}}"},
+    }

@@ -76,14 +76,7 @@ def connect(client) -> Connection:
 
 
 def run_action(owner, connection) -> Run:
-    step = {
-        "id": "lead",
-        "kind": "app_action",
-        "app": "acorn-crm",
-        "action": "create_lead",
-        "connection": connection.pk,
-        "input": {"email": "{{trigger.body.email}}"},
-    }
+    step = local_oauth.create_lead_step(connection.pk)
     automation = automation_services.create_automation(
         owner=owner, name="Leads", definition={"trigger": {"type": "webhook"}, "steps": [step]}
     )

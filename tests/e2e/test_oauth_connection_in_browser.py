@@ -82,14 +82,7 @@ def test_an_oauth_app_is_connected_from_the_sign_up_link_and_its_action_runs(sta
     assert acorn.token_requests[0]["form"]["code_verifier"]  # PKCE
     assert not any(token in raw.content() for token in [*acorn.access_tokens, *acorn.refresh_tokens])
 
-    step = {
-        "id": "lead",
-        "kind": "app_action",
-        "app": "acorn-crm",
-        "action": "create_lead",
-        "connection": connection.pk,
-        "input": {"email": "{{trigger.body.email}}"},
-    }
+    step = local_oauth.create_lead_step(connection.pk)
     automation = automation_services.create_automation(
         owner=get_user_model().objects.get(email=email),
         name="New leads to Acorn",

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.utils import timezone
 
+from accounts.tests import test_oauth_connections as through_the_pages
 from accounts.tests.test_oauth_connections import PAGE, connect, text
 from automations import services as automation_services
 from automations.models import Run
@@ -20,13 +21,7 @@ from tests import local_oauth
 from tests.e2e.stack import END_TO_END, Stack, wait_until
 
 pytestmark = END_TO_END
-
-
-@pytest.fixture
-def acorn(settings):
-    settings.HTTP_STEP_ALLOW_PRIVATE = True  # the app listens on 127.0.0.1
-    with local_oauth.running() as app:
-        yield app
+acorn = through_the_pages.acorn  # the app on loopback, as those tests run it
 
 
 @pytest.fixture
@@ -40,14 +35,7 @@ def stack(tmp_path, make_catalog, acorn):
 
 
 def leads_to_acorn(owner, connection):
-    step = {
-        "id": "lead",
-        "kind": "app_action",
-        "app": "acorn-crm",
-        "action": "create_lead",
-        "connection": connection.pk,
-        "input": {"email": "{{trigger.body.email}}"},
-    }
+    step = local_oauth.create_lead_step(connection.pk)
     definition = {"trigger": {"type": "webhook"}, "steps": [step], "settings": {"retries": {"max_attempts": 1}}}
     return automation_services.create_automation(owner=owner, name="Leads", definition=definition, enabled=True)
 
