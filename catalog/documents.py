@@ -22,9 +22,17 @@ def compress(body: bytes) -> bytes:
     return gzip.compress(body, compresslevel=6, mtime=0)
 
 
-def make_document(key: str, body: bytes, etag: str, generated_at: datetime, slugs=()) -> FeedDocument:
+def make_document(
+    key: str, body: bytes, etag: str, generated_at: datetime, slugs=(), *, sources: str = ""
+) -> FeedDocument:
     return FeedDocument(
-        key=key, body=body, gzip_body=compress(body), etag=etag, generated_at=generated_at, slugs=list(slugs)
+        key=key,
+        body=body,
+        gzip_body=compress(body),
+        etag=etag,
+        generated_at=generated_at,
+        slugs=list(slugs),
+        sources=sources,
     )
 
 
@@ -34,7 +42,7 @@ def save_documents(documents: list[FeedDocument]) -> None:
         batch_size=500,
         update_conflicts=True,
         unique_fields=["key"],
-        update_fields=["body", "gzip_body", "etag", "generated_at", "slugs"],
+        update_fields=["body", "gzip_body", "etag", "generated_at", "slugs", "sources"],
     )
 
 

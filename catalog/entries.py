@@ -35,7 +35,8 @@ SUMMARY_FIELDS = (
 DETAIL_FIELDS = SUMMARY_FIELDS + ("triggers", "actions")
 OPERATION_FIELDS = ("name", "description")
 
-_APP_COLUMNS = (
+# The rows an entry is computed from (catalog.sources hashes the same ones).
+APP_COLUMNS = (
     "id",
     "slug",
     "name",
@@ -47,6 +48,7 @@ _APP_COLUMNS = (
     "updated_at",
     "popularity",
 )
+OPERATION_COLUMNS = ("app_id", "kind", "name", "description", "updated_at")
 
 
 def rfc3339(moment: datetime) -> str:
@@ -113,12 +115,12 @@ def iter_entries(now: datetime | None = None) -> Iterator[dict]:
     Reads plain rows rather than model instances: a 10,000-app catalog with
     its operations fits in a fraction of the memory this way.
     """
-    apps = {row["id"]: row for row in connectable_apps(now).values(*_APP_COLUMNS)}
+    apps = {row["id"]: row for row in connectable_apps(now).values(*APP_COLUMNS)}
     operations = defaultdict(list)
     rows = (
         Operation.objects.filter(app_id__in=connectable_apps(now).values("id"), listed=True)
         .order_by("app_id", "kind", "position", "key")
-        .values_list("app_id", "kind", "name", "description", "updated_at")
+        .values_list(*OPERATION_COLUMNS)
     )
     for app_id, *operation in rows.iterator(chunk_size=5000):
         operations[app_id].append(tuple(operation))

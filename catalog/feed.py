@@ -7,7 +7,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import documents
+from catalog import documents, sources
 from catalog.entries import dumps, iter_entries, quoted_hash, rfc3339, summary_of
 from catalog.models import App, FeedDocument
 
@@ -26,16 +26,23 @@ def build_feed(*, now: datetime | None = None) -> FeedBuild:
     """Rebuild the stored list and detail bodies from the catalog.
 
     A list whose content has not changed keeps its stored body, so its ETag
-    and generated_at stay put. A catalog with no connectable app never
+    and generated_at stay put; when the rows it was built from have not
+    changed either (catalog.sources), the build stops before reading the
+    catalog into memory. A catalog with no connectable app never
     replaces the last good list: the feed keeps serving it rather than
     answer 200 with an empty list.
     """
     now = now or timezone.now()
     with transaction.atomic():
         documents.lock_builds()
+        stored = (
+            FeedDocument.objects.filter(key=documents.LIST_KEY).values_list("etag", "generated_at", "sources").first()
+        )
+        read = sources.feed_sources(now)
+        if stored and stored[2] == read.digest:
+            return FeedBuild(changed=False, count=read.count)
         entries = list(iter_entries(now))
         _store_ranks(entries)
-        stored = FeedDocument.objects.filter(key=documents.LIST_KEY).values_list("etag", "generated_at").first()
         if not entries and stored is None:
             logger.warning(
                 "catalog feed: no app is published yet, so the feed answers 503 until one is "
@@ -47,12 +54,15 @@ def build_feed(*, now: datetime | None = None) -> FeedBuild:
             return FeedBuild(changed=False, count=0)
         content = [entry["etag"].encode() for entry in entries]
         if stored and stored[0] == _list_etag(content, stored[1]):
+            FeedDocument.objects.filter(key=documents.LIST_KEY).update(sources=read.digest)
             return FeedBuild(changed=False, count=len(entries))
         list_etag = _list_etag(content, now)
         written, removed = _store_details(entries, now)
         body = dumps({"generated_at": rfc3339(now), "count": len(entries), "apps": [summary_of(e) for e in entries]})
         slugs = [entry["slug"] for entry in entries]
-        documents.save_documents([documents.make_document(documents.LIST_KEY, body, list_etag, now, slugs)])
+        documents.save_documents(
+            [documents.make_document(documents.LIST_KEY, body, list_etag, now, slugs, sources=read.digest)]
+        )
     logger.info("catalog feed rebuilt: %d apps, %d details written, %d removed", len(entries), written, removed)
     return FeedBuild(changed=True, count=len(entries), details_written=written, details_removed=removed)
 

@@ -114,6 +114,8 @@ class FeedDocument(models.Model):
     etag = models.CharField(max_length=80)
     generated_at = models.DateTimeField()
     slugs = models.JSONField(default=list, blank=True)  # list and bulk: apps they name, in order
+    # list: the digest of the rows it was built from (catalog.sources), so an unchanged catalog is told cheaply
+    sources = models.CharField(max_length=64, blank=True, default="")
 
     def __str__(self) -> str:
         return self.key
