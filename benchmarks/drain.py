@@ -16,6 +16,8 @@ to other work on a shared machine.
 --chunks 50 200 drains the backlog once per size of message in each round
 (in turn, the order reversed every other round): ids a message as the
 intake would send them, which a worker takes hooks.tasks.TAKEN at a time.
+A size written 200:100 also sets the worker's TAKEN to 100 for that drain
+(the ids it runs of a message before it shares out the rest).
 
 --fan-out 10 adds, in each round after the single-automation drain, the drain
 of the same number of deliveries to a connection's URL (docs/connections.md)
@@ -85,10 +87,12 @@ FROM hooks_delivery d LEFT JOIN automations_run r ON r.id = d.run_id
 """
 
 
-def drain_once(deliveries: int, fan_out: int = 0, chunk: int | None = None) -> tuple[float, float, float]:
+def drain_once(
+    deliveries: int, fan_out: int = 0, chunk: int | None = None, taken: int | None = None
+) -> tuple[float, float, float]:
     """Seconds to drain, and the worker's and PostgreSQL's CPU seconds per 1,000 deliveries; fan_out: to a
     connection's URL with that many automations listening, instead of one automation's URL; chunk: ids a message
-    (the intake's DISPATCH_CHUNK when None)."""
+    (the intake's DISPATCH_CHUNK when None); taken: the worker's hooks.tasks.TAKEN (the code's when None)."""
     env = bench_env("flowgate_bench_drain", 8934)
     setup = FAN_OUT_SETUP.replace("AUTOMATIONS", str(fan_out)) if fan_out else SETUP
     ids = [int(pk) for pk in prepare(env, setup.replace("COUNT", str(deliveries))).split()]
@@ -99,6 +103,10 @@ def drain_once(deliveries: int, fan_out: int = 0, chunk: int | None = None) -> t
     manage(env, "shell", "-c", queue)
     started = time.monotonic()
     command = [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"]
+    if taken is not None:  # set before the pool forks, so that every pool process has it
+        start = "import sys; from celery.__main__ import main; import hooks.tasks; "
+        start += f"hooks.tasks.TAKEN = {taken}; sys.argv = ['celery', *sys.argv[1:]]; main()"
+        command = [PYTHON, "-c", start, *command[3:]]
     worker = subprocess.Popen(command, cwd=ROOT, env=env)
     first = None
     try:
@@ -184,14 +192,20 @@ def main() -> None:
     parser.add_argument("--deliveries", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--fan-out", type=int, default=0, help="also drain to a connection with this many automations")
-    parser.add_argument("--chunks", type=int, nargs="+", help="ids a message, one drain each (default: the intake's)")
+    parser.add_argument(
+        "--chunks", nargs="+", help="ids a message[:the worker's TAKEN], one drain each (default: the intake's)"
+    )
     args = parser.parse_args()
     if args.chunks:
         for round_ in range(args.rounds):
-            for chunk in args.chunks[:: 1 if round_ % 2 == 0 else -1]:
-                elapsed, worker_cpu, database_cpu = drain_once(args.deliveries, chunk=chunk)
+            for case in args.chunks[:: 1 if round_ % 2 == 0 else -1]:
+                chunk, _, taken = case.partition(":")
+                elapsed, worker_cpu, database_cpu = drain_once(
+                    args.deliveries, chunk=int(chunk), taken=int(taken) if taken else None
+                )
+                label = f"{chunk} ids a message" + (f" (the worker taking {taken})" if taken else "")
                 print(
-                    f"{chunk} ids a message: {args.deliveries} deliveries drained in {elapsed:.1f} s: "
+                    f"{label}: {args.deliveries} deliveries drained in {elapsed:.1f} s: "
                     f"{args.deliveries / elapsed:.0f}/s; CPU s per 1,000: worker {worker_cpu:.2f}, "
                     f"PostgreSQL {database_cpu:.2f}",
                     flush=True,

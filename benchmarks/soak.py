@@ -77,8 +77,8 @@ def tree(root: int) -> list[int]:
 
 
 async def drive(load: Load, seconds: float, on_rss) -> None:
-    # Idle connections are dropped before gunicorn's keep-alive (2 s) closes them: a request sent on a connection
-    # the server is closing that moment would fail as no real client's retry lets it.
+    # Idle connections are dropped well before the processes' keep-alive (5 s) closes them: a request sent on a
+    # connection the server is closing that moment would fail as no real client's retry lets it.
     limits = httpx.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=1.0)
     async with httpx.AsyncClient(timeout=30, limits=limits) as client:
         runner = asyncio.create_task(load.run(client))

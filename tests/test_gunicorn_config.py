@@ -1,10 +1,12 @@
 """The web processes as the Procfile starts them (edge/gunicorn.py), started for real on a free port."""
 
+import http.client
 import os
 import re
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -152,3 +154,30 @@ def test_a_hooks_worker_that_ends_without_its_lifespan_sends_the_ids_its_writer_
     monkeypatch.setattr(intake.writer, "unsent", [7, 8])  # committed, their message not due yet
     gunicorn_settings.worker_exit(server=None, worker=None)  # as gunicorn calls it in the worker, on SIGINT too
     assert sent_deliveries == [[7, 8]]
+
+
+@pytest.mark.parametrize(
+    "application", [["config.wsgi"], ["config.asgi", "-k", "edge.asgi_worker.Worker"]], ids=["web", "hooks"]
+)
+def test_a_connection_left_idle_for_three_seconds_still_carries_the_next_request(application):
+    """gunicorn closes idle connections after 2 s by default, which a client dropping its own at 1 s met as a reset
+    when its loop stalled (edge/gunicorn.py)."""
+    port = free_port()
+    command = [sys.executable, "-m", "gunicorn", *application, "-c", "edge/gunicorn.py", "--log-level", "warning"]
+    process = subprocess.Popen(command, cwd=ROOT, env=_env(port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: _listeners(port) == 2 or process.poll() is not None, 30, 0.2, "both processes to listen")
+        assert process.poll() is None, process.stderr.read().decode()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        answers = []
+        for pause in (0, 3):
+            time.sleep(pause)
+            connection.request("GET", "/healthz")
+            response = connection.getresponse()
+            response.read()
+            answers.append((response.status, connection.sock.getsockname()))
+        connection.close()
+    finally:
+        _stop(process)
+    assert [status for status, _ in answers] == [200, 200]
+    assert answers[0][1] == answers[1][1]  # the same connection, kept
