@@ -102,11 +102,12 @@ def drain_once(
     )
     manage(env, "shell", "-c", queue)
     started = time.monotonic()
-    command = [PYTHON, "-m", "celery", "-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"]
+    arguments = ["-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"]
+    command = [PYTHON, "-m", "celery", *arguments]
     if taken is not None:  # set before the pool forks, so that every pool process has it
         start = "import sys; from celery.__main__ import main; import hooks.tasks; "
         start += f"hooks.tasks.TAKEN = {taken}; sys.argv = ['celery', *sys.argv[1:]]; main()"
-        command = [PYTHON, "-c", start, *command[3:]]
+        command = [PYTHON, "-c", start, *arguments]
     worker = subprocess.Popen(command, cwd=ROOT, env=env)
     first = None
     try:

@@ -11,6 +11,7 @@ from django.conf import settings
 from catalog.models import Operation
 from catalog.popularity import rank
 from catalog.selectors import connectable_apps
+from catalog.sources import APP_COLUMNS, OPERATION_COLUMNS, Digest, listed_operations
 
 # Field order of an entry in every body; triggers and actions only in detail and bulk.
 SUMMARY_FIELDS = (
@@ -34,21 +35,6 @@ SUMMARY_FIELDS = (
 )
 DETAIL_FIELDS = SUMMARY_FIELDS + ("triggers", "actions")
 OPERATION_FIELDS = ("name", "description")
-
-# The rows an entry is computed from (catalog.sources hashes the same ones).
-APP_COLUMNS = (
-    "id",
-    "slug",
-    "name",
-    "description",
-    "category",
-    "auth_type",
-    "app_domain",
-    "retired_at",
-    "updated_at",
-    "popularity",
-)
-OPERATION_COLUMNS = ("app_id", "kind", "name", "description", "updated_at")
 
 
 def rfc3339(moment: datetime) -> str:
@@ -109,20 +95,22 @@ def summary_of(entry: dict) -> dict:
     return {field: value for field, value in entry.items() if field not in ("triggers", "actions")}
 
 
-def iter_entries(now: datetime | None = None) -> Iterator[dict]:
+def iter_entries(now: datetime | None = None, digest: Digest | None = None) -> Iterator[dict]:
     """Detail entries of every connectable app, in feed order (sort_order 1..N).
 
     Reads plain rows rather than model instances: a 10,000-app catalog with
-    its operations fits in a fraction of the memory this way.
+    its operations fits in a fraction of the memory this way. `digest` is fed
+    the rows read, as catalog.sources reads them, by the first entry.
     """
     apps = {row["id"]: row for row in connectable_apps(now).values(*APP_COLUMNS)}
+    if digest is not None:
+        for app_id in sorted(apps):
+            digest.app(tuple(apps[app_id][column] for column in APP_COLUMNS))
     operations = defaultdict(list)
-    rows = (
-        Operation.objects.filter(app_id__in=connectable_apps(now).values("id"), listed=True)
-        .order_by("app_id", "kind", "position", "key")
-        .values_list(*OPERATION_COLUMNS)
-    )
-    for app_id, *operation in rows.iterator(chunk_size=5000):
+    for row in listed_operations(now).values_list(*OPERATION_COLUMNS).iterator(chunk_size=5000):
+        if digest is not None:
+            digest.operation(row)
+        app_id, *operation = row
         operations[app_id].append(tuple(operation))
     ranks = rank({row["slug"]: row["popularity"] for row in apps.values()})
     base_url = settings.BASE_URL

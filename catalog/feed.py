@@ -41,7 +41,8 @@ def build_feed(*, now: datetime | None = None) -> FeedBuild:
         read = sources.feed_sources(now)
         if stored and stored[2] == read.digest:
             return FeedBuild(changed=False, count=read.count)
-        entries = list(iter_entries(now))
+        built = sources.Digest()  # of the rows the entries are built from, which an edit may have changed meanwhile
+        entries = list(iter_entries(now, built))
         _store_ranks(entries)
         if not entries and stored is None:
             logger.warning(
@@ -51,17 +52,19 @@ def build_feed(*, now: datetime | None = None) -> FeedBuild:
             return FeedBuild(changed=False, count=0)
         if not entries:
             logger.error("catalog feed build found no connectable app; keeping the last good feed")
+            # Its ranks were cleared from the apps above: apps back as they were must not stop at the digest.
+            FeedDocument.objects.filter(key=documents.LIST_KEY).update(sources="")
             return FeedBuild(changed=False, count=0)
         content = [entry["etag"].encode() for entry in entries]
         if stored and stored[0] == _list_etag(content, stored[1]):
-            FeedDocument.objects.filter(key=documents.LIST_KEY).update(sources=read.digest)
+            FeedDocument.objects.filter(key=documents.LIST_KEY).update(sources=built.hexdigest())
             return FeedBuild(changed=False, count=len(entries))
         list_etag = _list_etag(content, now)
         written, removed = _store_details(entries, now)
         body = dumps({"generated_at": rfc3339(now), "count": len(entries), "apps": [summary_of(e) for e in entries]})
         slugs = [entry["slug"] for entry in entries]
         documents.save_documents(
-            [documents.make_document(documents.LIST_KEY, body, list_etag, now, slugs, sources=read.digest)]
+            [documents.make_document(documents.LIST_KEY, body, list_etag, now, slugs, sources=built.hexdigest())]
         )
     logger.info("catalog feed rebuilt: %d apps, %d details written, %d removed", len(entries), written, removed)
     return FeedBuild(changed=True, count=len(entries), details_written=written, details_removed=removed)

@@ -25,10 +25,11 @@ bind = env_str("WEB_BIND", "127.0.0.1:8000")
 workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
 threads = env_int("WEB_THREADS", 8, minimum=1)
 forwarded_allow_ips = env_str("FORWARDED_ALLOW_IPS", "127.0.0.1")
-# Seconds an idle keep-alive connection stays open (gunicorn's 2 by default, uvicorn's 5). A client that sends on
-# a connection as the server closes it gets a reset and no answer; clients drop idle connections after a time of
-# their own (nginx's upstream pool in deploy/: 1 s), which must be the shorter. At 2 s, a load client dropping them
-# at 1 s, whose loop stalled on a loaded machine, met that reset on 3 of 143,987 webhooks (benchmarks/RESULTS.md).
+# Seconds an idle keep-alive connection stays open, in both servers (uvicorn's worker takes gunicorn's setting,
+# whose default is 2). A client that sends on a connection as the server closes it gets a reset and no answer.
+# Clients drop idle connections after a time of their own (nginx's upstream pool in deploy/: 1 s), which must be
+# the shorter. At 2 s, a load client dropping them at 1 s, whose loop stalled on a loaded machine, met that reset
+# on 3 of 143,987 webhooks (benchmarks/RESULTS.md).
 keepalive = env_int("WEB_KEEPALIVE_SECONDS", 5, minimum=1)
 reuse_port = True
 # gunicorn's control socket defaults to one path per user (~/.gunicorn/gunicorn.ctl): every gunicorn of

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from catalog import sources
+from catalog import feed, popularity, sources
 from catalog.feed import build_feed
 from catalog.models import App, FeedDocument, Operation
 from catalog.sources import feed_sources
@@ -16,12 +16,18 @@ URL = "/catalog/v1/apps"
 
 
 def peak_bytes_of(build) -> int:
-    tracemalloc.start()
+    """The peak of Python's allocations during build(), above what was allocated before it."""
+    started = not tracemalloc.is_tracing()  # a run under -X tracemalloc keeps its own tracing
+    if started:
+        tracemalloc.start()
     try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
         build()
-        return tracemalloc.get_traced_memory()[1]
+        return tracemalloc.get_traced_memory()[1] - before
     finally:
-        tracemalloc.stop()
+        if started:
+            tracemalloc.stop()
 
 
 def listed(client) -> dict:
@@ -40,12 +46,52 @@ def test_an_unchanged_catalog_is_told_without_holding_it_in_memory(make_catalog,
     assert by_digest * 5 < reading_entries
 
 
-def test_the_digest_is_stored_with_the_list_and_a_second_build_stops_at_it(three_apps):
+def test_the_digest_is_stored_with_the_list_and_a_second_build_stops_at_it(three_apps, monkeypatch):
     stored = FeedDocument.objects.get(key="list")
-    assert stored.sources == feed_sources(timezone.now()).digest
+    assert stored.sources == feed_sources(timezone.now()).digest  # the build's rows hash as the streamed ones
+
+    def never(*args):
+        raise AssertionError("the unchanged catalog was read into memory")
+
+    monkeypatch.setattr(feed, "iter_entries", never)
     build = build_feed()
     assert (build.changed, build.count) == (False, 3)
     assert FeedDocument.objects.get(key="list").etag == stored.etag
+
+
+def test_an_edit_between_the_digest_and_the_build_is_read_again_next_time(client, three_apps, monkeypatch):
+    original = App.objects.get(slug="beta").name
+    App.objects.filter(slug="beta").update(name="Beta Renamed")
+    streamed = sources.feed_sources
+
+    def read_then_edit(now):
+        read = streamed(now)
+        App.objects.filter(slug="beta").update(name=original)  # another process's edit, committed meanwhile
+        return read
+
+    monkeypatch.setattr(sources, "feed_sources", read_then_edit)
+    build_feed()
+    monkeypatch.undo()
+    assert listed(client)["beta"]["name"] == original
+    App.objects.filter(slug="beta").update(name="Beta Renamed")  # the rows the first digest was read from
+    assert build_feed().changed is True
+    assert listed(client)["beta"]["name"] == "Beta Renamed"
+
+
+def test_a_deploy_that_changes_the_feeds_code_rebuilds_it(client, three_apps, monkeypatch):
+    monkeypatch.setattr(popularity, "TIER_A_SHARE", 0.7)  # the new code's tiers
+    monkeypatch.setattr(sources, "code_digest", lambda: b"the new code")
+    assert build_feed().changed is True
+    assert listed(client)["beta"]["tier"] == "A"
+
+
+def test_apps_unpublished_and_published_again_as_they_were_get_their_ranks_back(three_apps):
+    App.objects.update(published=False)
+    assert build_feed().changed is False  # the last good list is kept
+    assert App.objects.filter(sort_order__isnull=False).count() == 0
+    App.objects.update(published=True)
+    build_feed()
+    assert dict(App.objects.values_list("slug", "sort_order")) == {"alpha": 1, "beta": 2, "gamma": 3}
 
 
 def test_a_popularity_set_by_a_queryset_update_reranks_the_feed(client, three_apps):
