@@ -137,3 +137,12 @@ def test_an_app_leaving_the_retirement_window_leaves_the_feed(client, three_apps
     assert listed(client)["beta"]["retired"] is True
     assert build_feed(now=timezone.now() + timedelta(days=2)).changed is True
     assert "beta" not in listed(client)
+
+
+def test_a_deployment_without_the_feeds_sources_still_builds(three_apps, monkeypatch):
+    monkeypatch.setattr(sources, "CODE_FILES", ("entries.py", "compiled-away.py"))
+    sources.code_digest.cache_clear()
+    try:
+        assert build_feed().count == 3
+    finally:
+        sources.code_digest.cache_clear()
