@@ -320,13 +320,17 @@ def test_a_request_that_gave_up_before_its_row_joined_a_commit_is_never_stored(m
 
     inserts_through(monkeypatch, insert)
     monkeypatch.setattr(intake, "COMMIT_WAIT_SECONDS", 0.2)
+    # One row a commit: the second waits from before the first's commit began, so it gives up before that commit's
+    # own wait ends (on PostgreSQL a commit past its wait frees the writer for the rows behind it).
+    monkeypatch.setattr(intake, "MAX_BATCH", 1)
     writer = intake.Writer()
 
     async def first_in_a_commit_then_one_behind_it():
         first = asyncio.ensure_future(writer.store(intake.Accepted(1, "POST", "/", "", "", b"first", "")))
+        late = asyncio.ensure_future(writer.store(intake.Accepted(1, "POST", "/", "", "", b"late", "")))
         assert await asyncio.to_thread(started.wait, 10)
         with pytest.raises(intake.DatabaseError):  # gave up while its row waited behind the commit under way
-            await writer.store(intake.Accepted(1, "POST", "/", "", "", b"late", ""))
+            await late
         let_go.set()
         with pytest.raises(intake.DatabaseError):  # gave up too, but its row was in the commit: it is stored
             await first

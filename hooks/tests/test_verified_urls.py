@@ -100,7 +100,8 @@ def test_a_body_changed_after_signing_gets_401(client, automation):
     assert refused(Refusal.Reason.SIGNATURE)
 
 
-@pytest.mark.parametrize("offset", [-301, 301], ids=["stale", "from the future"])
+# Five minutes and a second either way; the future one has 30 s more, which a slow request would eat into.
+@pytest.mark.parametrize("offset", [-301, 331], ids=["stale", "from the future"])
 def test_a_standard_webhooks_timestamp_outside_the_tolerance_gets_401(client, automation, offset):
     verify_with(automation, signatures.STANDARD, STANDARD_SECRET)
     response = post(client, automation, standard_headers(STANDARD_SECRET, at=int(time.time()) + offset))
