@@ -12,6 +12,7 @@ from conftest import app_doc
 from connections import services as connection_services
 from connections.models import Connection
 from tests.local_apps import QuietHandler, serving
+from tests.local_oauth import create_lead_step
 
 pytestmark = pytest.mark.django_db
 KEY = "sk-live-acorn-4242-good"
@@ -67,15 +68,7 @@ def connection(owner, app):
 
 
 def step(connection_id, **fields) -> dict:
-    return {
-        "id": "lead",
-        "kind": "app_action",
-        "app": "acorn-crm",
-        "action": "create_lead",
-        "connection": connection_id,
-        "input": {"email": "{{trigger.body.email}}"},
-        **fields,
-    }
+    return {**create_lead_step(connection_id), **fields}
 
 
 def run_once(owner, steps, body=None) -> Run:
